@@ -1,0 +1,467 @@
+//! What each command does, from parsed options to an exit code. Fatal problems become one
+//! line on stderr and exit code 2; everything found in the cluster goes into the report.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use comfy_table::{ContentArrangement, Table, presets};
+
+use crate::backend::Backend;
+use crate::backend::live::{Live, LiveOptions};
+use crate::backend::recorded::Recorded;
+use crate::bundle::Bundle;
+use crate::check::CheckInfo;
+use crate::cli::{CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, ReportArgs, TargetArgs};
+use crate::context::Context;
+use crate::engine::{self, RunOptions};
+use crate::error::Error;
+use crate::facts::{FactError, FactKind};
+use crate::guard::ApiLog;
+use crate::model::ControllerDeployment;
+use crate::registry::{self, Selector};
+use crate::report::{self, EXIT_OK, EXIT_TROUBLE, FactStat, Report, Stats};
+use crate::target::{Hints, Target};
+
+/// The recorded broken cluster behind `karpdoctor demo`.
+pub const DEMO_BUNDLE: &str = include_str!("../fixtures/demo/bundle.json");
+
+pub async fn run(cli: Cli) -> u8 {
+    let result = match cli.command {
+        Some(Command::List(args)) => list(&args),
+        Some(Command::Explain(args)) => explain(&args),
+        Some(Command::Demo(report)) => {
+            run_checks(Source::Demo, &TargetArgs::default(), &report).await
+        }
+        Some(Command::Check(args)) => check(args).await,
+        None => check(cli.check).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("karpdoctor: {}", crate::sanitize::one_line(&e.to_string()));
+            EXIT_TROUBLE
+        }
+    }
+}
+
+async fn check(args: CheckArgs) -> Result<u8, Error> {
+    let source = match &args.target.replay {
+        Some(path) => Source::Replay(Bundle::read(path)?),
+        None => Source::Live,
+    };
+    run_checks(source, &args.target, &args.report).await
+}
+
+pub enum Source {
+    Live,
+    Replay(Bundle),
+    Demo,
+}
+
+/// Everything a run produces besides the report's checks.
+pub struct RunOutput {
+    pub report: Report,
+    pub context: Arc<Context>,
+}
+
+async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
+    let only = parse_selectors(&args.only)?;
+    let skip = parse_selectors(&args.skip)?;
+    let checks = registry::select(&only, &skip);
+    if checks.is_empty() {
+        return Err(Error::Usage {
+            message: "--only and --skip leave no check to run".to_string(),
+        });
+    }
+    let out = execute(source, target, args, &checks).await?;
+    let fail_on = args.fail_on.into();
+    let code = out.report.exit_code(fail_on);
+
+    if let Some(path) = &target.record {
+        Bundle::new(out.context.hints().clone(), out.report.target.clone(), out.context.recording())
+            .write(path)?;
+    }
+    let color = match args.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let rendered = match args.output {
+        Output::Json => report::json::render(&out.report),
+        Output::Markdown => report::markdown::render(&out.report),
+        Output::Text => report::text::render(
+            &out.report,
+            report::text::TextOptions {
+                color,
+                verbose: args.verbose > 0,
+                quiet: args.quiet,
+            },
+        ),
+    };
+    print(&rendered)?;
+    Ok(code)
+}
+
+/// Builds the context for `source`, resolves the target and runs `checks`.
+pub async fn execute(
+    source: Source,
+    target_args: &TargetArgs,
+    args: &ReportArgs,
+    checks: &[&'static CheckInfo],
+) -> Result<RunOutput, Error> {
+    let started = jiff::Timestamp::now();
+    let clock = Instant::now();
+    let deadline = clock + args.timeout;
+    let log = ApiLog::default();
+    let flag_hints = Hints {
+        cluster: target_args.cluster.clone(),
+        region: target_args.region.clone(),
+        namespace: target_args.namespace.clone(),
+        kube_context: None,
+        kube_context_cluster: None,
+    };
+    let (backend, hints, mode) = match source {
+        Source::Demo => {
+            let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?;
+            let hints = merge(flag_hints, bundle.hints.clone());
+            (Backend::Recorded(Recorded::from_bundle(bundle)), hints, "demo")
+        }
+        Source::Replay(bundle) => {
+            let hints = merge(flag_hints, bundle.hints.clone());
+            (Backend::Recorded(Recorded::from_bundle(bundle)), hints, "replay")
+        }
+        Source::Live => {
+            let live = Live::connect(
+                LiveOptions {
+                    kubeconfig: target_args.kubeconfig.clone(),
+                    context: target_args.context.clone(),
+                    profile: target_args.profile.clone(),
+                    region: target_args.region.clone(),
+                    request_timeout: args.check_timeout.min(args.timeout),
+                },
+                log.clone(),
+            )
+            .await?;
+            let region = within(deadline, args.timeout, "reading the AWS configuration", live.chain_region())
+                .await?;
+            let hints = Hints {
+                region: flag_hints.region.clone().or(region),
+                kube_context: live.kube_target.context.clone(),
+                kube_context_cluster: live.kube_target.context_cluster.clone(),
+                ..flag_hints
+            };
+            (Backend::Live(Box::new(live)), hints, "live")
+        }
+    };
+    let ctx = Arc::new(Context::new(backend, hints, target_args.record.is_some()));
+
+    let needs_aws = checks
+        .iter()
+        .any(|c| c.needs.iter().any(|k| k.operations().iter().any(|op| matches!(op, crate::facts::ApiOp::Aws { .. }))));
+    let (target, notes) = within(
+        deadline,
+        args.timeout,
+        "connecting to the Kubernetes API server",
+        resolve_target(&ctx, needs_aws),
+    )
+    .await??;
+    ctx.set_target(target.clone());
+
+    let progress = progress_bar(checks.len(), args);
+    let on_done = progress.clone().map(|bar| {
+        Arc::new(move |info: &'static CheckInfo| {
+            bar.set_message(info.code);
+            bar.inc(1);
+        }) as Arc<dyn Fn(&'static CheckInfo) + Send + Sync>
+    });
+    let outcomes = engine::run(
+        Arc::clone(&ctx),
+        checks,
+        &RunOptions {
+            check_timeout: args.check_timeout,
+            deadline,
+            on_done,
+        },
+    )
+    .await;
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+
+    let mut report = Report::new(mode, target, &outcomes, started);
+    report.errors = notes;
+    if args.verbose > 0 {
+        report.stats = Some(stats(&ctx, &log, clock.elapsed()));
+    }
+    Ok(RunOutput {
+        report,
+        context: ctx,
+    })
+}
+
+/// Flags win over what a bundle recorded.
+fn merge(flags: Hints, recorded: Hints) -> Hints {
+    Hints {
+        cluster: flags.cluster.or(recorded.cluster),
+        region: flags.region.or(recorded.region),
+        namespace: flags.namespace.or(recorded.namespace),
+        kube_context: recorded.kube_context,
+        kube_context_cluster: recorded.kube_context_cluster,
+    }
+}
+
+async fn within<T>(
+    deadline: Instant,
+    timeout: Duration,
+    during: &str,
+    fut: impl std::future::Future<Output = T>,
+) -> Result<T, Error> {
+    tokio::time::timeout(deadline.saturating_duration_since(Instant::now()), fut)
+        .await
+        .map_err(|_| Error::Timeout {
+            seconds: timeout.as_secs(),
+            during: during.to_string(),
+        })
+}
+
+/// Finds out what the run is about. Fails (exit 2) only when karpdoctor cannot work at all:
+/// the API server is unreachable, or AWS is needed and unusable. Everything else is a note
+/// and leaves the checks that depend on it `unknown`.
+async fn resolve_target(ctx: &Context, needs_aws: bool) -> Result<(Target, Vec<String>), Error> {
+    let mut notes = Vec::new();
+    let hints = ctx.hints().clone();
+    let kube_version = match ctx.kube_version().await {
+        Ok(v) => Some(v),
+        Err(e @ (FactError::Unreachable { .. } | FactError::Timeout { .. } | FactError::NoCredentials { .. })) => {
+            let server = match ctx.backend() {
+                Backend::Live(live) => live.kube_target.server.clone(),
+                Backend::Recorded(_) => None,
+            };
+            return Err(Error::KubeUnreachable {
+                server,
+                reason: e.to_string(),
+            });
+        }
+        Err(e) => {
+            notes.push(format!("Kubernetes version: {e}"));
+            None
+        }
+    };
+    let controller = match ctx.controller().await {
+        Ok(c) => c,
+        Err(e) => {
+            notes.push(format!("controller Deployment: {e}"));
+            None
+        }
+    };
+    let controller = controller.as_ref().map(|(deps, i)| ControllerDeployment::new(&deps[*i]));
+    let cluster = hints.resolve_cluster(controller.as_ref());
+    let region = hints.resolve_region(controller.as_ref());
+    if let Backend::Live(live) = ctx.backend() {
+        live.set_region(region.clone());
+    }
+    let mut target = Target {
+        cluster: cluster.clone(),
+        region: region.clone(),
+        account: None,
+        kube_context: hints.kube_context.clone(),
+        karpenter_namespace: hints
+            .namespace
+            .clone()
+            .or_else(|| controller.as_ref().map(|c| c.namespace().to_string())),
+        karpenter_version: controller.as_ref().and_then(|c| c.version()),
+        kubernetes_version: kube_version.map(|v| {
+            if v.git_version.is_empty() {
+                format!("{}.{}", v.major, v.minor)
+            } else {
+                v.git_version.clone()
+            }
+        }),
+        aws_identity: None,
+    };
+
+    // Recorded runs have what they have; live runs without a region cannot ask AWS at all.
+    if region.is_none() && ctx.backend().is_live() {
+        if needs_aws {
+            return Err(Error::Usage {
+                message: "cannot tell which AWS region the cluster is in: pass --region or set AWS_REGION".to_string(),
+            });
+        }
+        return Ok((target, notes));
+    }
+    match ctx.caller_identity().await {
+        Ok(id) => {
+            target.account = Some(id.account.clone());
+            target.aws_identity = Some(id.arn.clone());
+        }
+        Err(FactError::NoCredentials { message }) if needs_aws => {
+            return Err(Error::NoAwsCredentials { reason: message });
+        }
+        Err(e @ (FactError::Unreachable { .. } | FactError::Timeout { .. })) if needs_aws => {
+            return Err(Error::Aws {
+                reason: format!("cannot reach AWS STS in {}: {e}", region.unwrap_or_default()),
+            });
+        }
+        Err(e) => notes.push(format!("AWS identity: {e}")),
+    }
+    if needs_aws && let (Some(cluster), Some(region)) = (&cluster, &region) {
+        match ctx.eks_cluster(cluster).await {
+            Ok(found) if found.is_none() => {
+                return Err(Error::ClusterNotFound {
+                    cluster: cluster.clone(),
+                    region: region.clone(),
+                });
+            }
+            Ok(_) => {}
+            Err(e) => notes.push(format!("EKS cluster {cluster}: {e}")),
+        }
+    }
+    Ok((target, notes))
+}
+
+fn stats(ctx: &Context, log: &ApiLog, wall: Duration) -> Stats {
+    Stats {
+        wall_ms: wall.as_millis() as u64,
+        api_calls: log.calls_per_service(),
+        operations: log.calls(),
+        facts: ctx
+            .fetch_stats()
+            .into_iter()
+            .map(|(key, s)| FactStat {
+                fact: key.to_string(),
+                fetches: s.fetches,
+                duration_ms: s.duration.as_millis() as u64,
+                error: s.error,
+            })
+            .collect(),
+    }
+}
+
+fn progress_bar(total: usize, args: &ReportArgs) -> Option<indicatif::ProgressBar> {
+    // Progress is for a person watching: never when stderr is piped, quiet or verbose.
+    if !std::io::stderr().is_terminal() || args.quiet || args.verbose > 0 {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} checking {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(120));
+    Some(bar)
+}
+
+fn parse_selectors(tokens: &[String]) -> Result<Vec<Selector>, Error> {
+    tokens
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .map(Selector::parse)
+        .collect()
+}
+
+fn list(args: &ListArgs) -> Result<u8, Error> {
+    let text = match args.output {
+        ListOutput::Json => {
+            let items: Vec<serde_json::Value> = registry::CHECKS
+                .iter()
+                .map(|c| {
+                    let e = crate::docs::explain_json(c);
+                    serde_json::json!({
+                        "code": e.code,
+                        "slug": e.slug,
+                        "category": e.category,
+                        "severity": e.severity,
+                        "title": e.title,
+                        "needs": e.needs,
+                        "permissions": e.permissions,
+                        "docUrl": e.doc_url,
+                    })
+                })
+                .collect();
+            json_text(&serde_json::Value::Array(items))
+        }
+        ListOutput::Text => {
+            let mut table = Table::new();
+            table
+                .load_preset(presets::NOTHING)
+                .set_content_arrangement(ContentArrangement::Disabled)
+                .set_header(vec!["CODE", "SLUG", "CATEGORY", "SEVERITY", "TITLE"]);
+            for c in registry::CHECKS {
+                table.add_row(vec![c.code, c.slug, c.category.slug(), c.severity.as_str(), c.title]);
+            }
+            let mut text = table.to_string();
+            text.push('\n');
+            text
+        }
+    };
+    print(&text)?;
+    Ok(EXIT_OK)
+}
+
+fn explain(args: &ExplainArgs) -> Result<u8, Error> {
+    if let Some((code, version, reason)) = registry::RETIRED
+        .iter()
+        .find(|(code, _, _)| code.eq_ignore_ascii_case(&args.check))
+    {
+        return Err(Error::Usage {
+            message: format!("{code} was retired in karpdoctor {version}: {reason}"),
+        });
+    }
+    let info = registry::find(&args.check).ok_or_else(|| Error::UnknownCheck {
+        query: args.check.clone(),
+        suggestion: registry::suggest(&args.check),
+    })?;
+    let text = match args.output {
+        ListOutput::Json => json_text(&crate::docs::explain_json(info)),
+        ListOutput::Text => {
+            let mut t = info.doc.to_string();
+            if !t.ends_with('\n') {
+                t.push('\n');
+            }
+            t
+        }
+    };
+    print(&text)?;
+    Ok(EXIT_OK)
+}
+
+fn json_text(value: &impl serde::Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// Writes to stdout; a closed pipe (`karpdoctor | head`) is not an error.
+fn print(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::Io {
+            what: "writing to stdout".to_string(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Runs the selected checks on a bundle (scenario tests and benchmarks use this).
+pub async fn run_bundle(bundle: Bundle, args: &ReportArgs) -> Result<RunOutput, Error> {
+    let only = parse_selectors(&args.only)?;
+    let skip = parse_selectors(&args.skip)?;
+    let checks = registry::select(&only, &skip);
+    execute(Source::Replay(bundle), &TargetArgs::default(), args, &checks).await
+}
+
+/// The kinds of fact a set of checks may read.
+pub fn needed_kinds(checks: &[&'static CheckInfo]) -> Vec<FactKind> {
+    let mut kinds: Vec<FactKind> = checks.iter().flat_map(|c| c.needs.iter().copied()).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}

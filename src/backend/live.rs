@@ -1,0 +1,590 @@
+//! Facts from the live Kubernetes and AWS APIs.
+//!
+//! The standard chains do the work: kubeconfig (`KUBECONFIG`, contexts, exec plugins such as
+//! `aws eks get-token`, in-cluster service accounts) through kube-rs, and the AWS default
+//! chain (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL` and its per-service variants, SSO,
+//! web identity) through aws-config. Both clients carry the read-only guard.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use aws_config::BehaviorVersion;
+use aws_config::timeout::TimeoutConfig;
+use aws_sdk_sts::error::{ProvideErrorMetadata, SdkError};
+use aws_smithy_types::error::display::DisplayErrorContext;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use crate::error::Error;
+use crate::facts::{FactError, FactKey};
+use crate::guard::{ApiLog, AwsGuard};
+use crate::model::is_controller_image;
+
+/// How to reach the APIs, from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct LiveOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub profile: Option<String>,
+    pub region: Option<String>,
+    /// Bound for one API request (the per-check timeout).
+    pub request_timeout: Duration,
+}
+
+/// What the kube side learned while connecting: shown in the header and used as hints.
+#[derive(Clone, Debug, Default)]
+pub struct KubeTarget {
+    pub context: Option<String>,
+    pub context_cluster: Option<String>,
+    pub server: Option<String>,
+}
+
+struct AwsClients {
+    sts: aws_sdk_sts::Client,
+    eks: aws_sdk_eks::Client,
+}
+
+pub struct Live {
+    kube: kube::Client,
+    pub kube_target: KubeTarget,
+    options: LiveOptions,
+    region: Mutex<Option<String>>,
+    aws: OnceCell<AwsClients>,
+    log: ApiLog,
+}
+
+/// Items per page of a Kubernetes list: large enough for few round trips, small enough to
+/// keep API server memory and response size bounded on big clusters.
+const PAGE_SIZE: u32 = 500;
+
+impl Live {
+    /// Connects the kube side (reads the kubeconfig; no request is sent yet).
+    pub async fn connect(options: LiveOptions, log: ApiLog) -> Result<Self, Error> {
+        let (config, kube_target) = kube_config(&options).await?;
+        let filter = tower::filter::FilterLayer::new(crate::guard::kube_filter(log.clone()));
+        let kube = kube::client::ClientBuilder::try_from(config)
+            .map_err(|e| Error::Kubeconfig {
+                reason: e.to_string(),
+            })?
+            .with_layer(&filter)
+            .build();
+        Ok(Live {
+            kube,
+            kube_target,
+            region: Mutex::new(options.region.clone()),
+            options,
+            aws: OnceCell::new(),
+            log,
+        })
+    }
+
+    pub fn api_log(&self) -> &ApiLog {
+        &self.log
+    }
+
+    /// The region of AWS requests, settled before the first AWS fact is read.
+    pub fn set_region(&self, region: Option<String>) {
+        *self.region.lock().unwrap_or_else(|p| p.into_inner()) = region;
+    }
+
+    /// The region the AWS default chain resolves (`AWS_REGION`, the profile), if any.
+    pub async fn chain_region(&self) -> Option<String> {
+        if let Some(r) = &self.options.region {
+            return Some(r.clone());
+        }
+        let mut chain = aws_config::default_provider::region::DefaultRegionChain::builder();
+        if let Some(p) = &self.options.profile {
+            chain = chain.profile_name(p);
+        }
+        chain.build().region().await.map(|r| r.to_string())
+    }
+
+    async fn aws(&self) -> Result<&AwsClients, FactError> {
+        self.aws
+            .get_or_try_init(|| async {
+                let region = self
+                    .region
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+                    .ok_or_else(|| FactError::NoCredentials {
+                        message: "no AWS region: pass --region or set AWS_REGION".to_string(),
+                    })?;
+                let mut loader = aws_config::defaults(BehaviorVersion::latest())
+                    .region(aws_config::Region::new(region))
+                    .timeout_config(
+                        TimeoutConfig::builder()
+                            .connect_timeout(Duration::from_secs(5).min(self.options.request_timeout))
+                            .operation_timeout(self.options.request_timeout)
+                            .build(),
+                    );
+                if let Some(p) = &self.options.profile {
+                    loader = loader.profile_name(p);
+                }
+                let sdk = loader.load().await;
+                let guard = AwsGuard {
+                    log: self.log.clone(),
+                };
+                Ok(AwsClients {
+                    sts: aws_sdk_sts::Client::from_conf(
+                        aws_sdk_sts::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    eks: aws_sdk_eks::Client::from_conf(
+                        aws_sdk_eks::config::Builder::from(&sdk)
+                            .interceptor(guard)
+                            .build(),
+                    ),
+                })
+            })
+            .await
+    }
+
+    pub async fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
+        match key {
+            FactKey::KubeVersion => {
+                let info = self
+                    .kube
+                    .apiserver_version()
+                    .await
+                    .map_err(|e| kube_error("get /version", e))?;
+                Ok(json!({
+                    "major": info.major,
+                    "minor": info.minor,
+                    "gitVersion": info.git_version,
+                }))
+            }
+            FactKey::ControllerDeployments { namespace } => {
+                let all = self
+                    .list(&DEPLOYMENTS, namespace.as_deref(), None)
+                    .await?;
+                Ok(Value::Array(
+                    all.into_iter().filter(looks_like_controller).collect(),
+                ))
+            }
+            FactKey::Pods {
+                namespace,
+                label_selector,
+            } => Ok(Value::Array(
+                self.list(&PODS, Some(namespace), Some(label_selector))
+                    .await?,
+            )),
+            FactKey::Crd { name } => {
+                let api: Api<DynamicObject> = Api::all_with(self.kube.clone(), &CRDS.api_resource());
+                match api.get_opt(name).await {
+                    Ok(Some(obj)) => to_value(obj),
+                    Ok(None) => Ok(Value::Null),
+                    Err(e) => Err(kube_error(CRDS.op("get"), e)),
+                }
+            }
+            FactKey::NodePools => Ok(Value::Array(self.list(&NODEPOOLS, None, None).await?)),
+            FactKey::Ec2NodeClasses => Ok(Value::Array(
+                self.list(&EC2NODECLASSES, None, None).await?,
+            )),
+            FactKey::NodeClaims => Ok(Value::Array(self.list(&NODECLAIMS, None, None).await?)),
+            FactKey::CallerIdentity => {
+                let out = self
+                    .aws()
+                    .await?
+                    .sts
+                    .get_caller_identity()
+                    .send()
+                    .await
+                    .map_err(|e| aws_error("sts:GetCallerIdentity", e))?;
+                Ok(json!({
+                    "account": out.account().unwrap_or_default(),
+                    "arn": out.arn().unwrap_or_default(),
+                }))
+            }
+            FactKey::EksCluster { name } => {
+                let res = self
+                    .aws()
+                    .await?
+                    .eks
+                    .describe_cluster()
+                    .name(name)
+                    .send()
+                    .await;
+                let out = match res {
+                    Ok(out) => out,
+                    Err(SdkError::ServiceError(e)) if e.err().is_resource_not_found_exception() => {
+                        return Ok(Value::Null);
+                    }
+                    Err(e) => return Err(aws_error("eks:DescribeCluster", e)),
+                };
+                let Some(c) = out.cluster() else {
+                    return Ok(Value::Null);
+                };
+                Ok(json!({
+                    "name": c.name().unwrap_or_default(),
+                    "arn": c.arn().unwrap_or_default(),
+                    "version": c.version().unwrap_or_default(),
+                    "endpoint": c.endpoint().unwrap_or_default(),
+                    "status": c.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
+                    "oidcIssuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer()),
+                    "authenticationMode": c.access_config().and_then(|a| a.authentication_mode()).map(|m| m.as_str().to_string()),
+                    "vpcId": c.resources_vpc_config().and_then(|v| v.vpc_id()),
+                    "clusterSecurityGroupId": c.resources_vpc_config().and_then(|v| v.cluster_security_group_id()),
+                }))
+            }
+        }
+    }
+
+    /// Lists a resource with server-side pagination and label selection. A resource the API
+    /// server does not serve (its CRD is missing) is `NotInstalled`.
+    async fn list(
+        &self,
+        resource: &KubeResource,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Value>, FactError> {
+        let ar = resource.api_resource();
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.kube.clone(), ns, &ar),
+            None => Api::all_with(self.kube.clone(), &ar),
+        };
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        if let Some(sel) = label_selector {
+            params = params.labels(sel);
+        }
+        let mut items = Vec::new();
+        loop {
+            let page = match api.list(&params).await {
+                Ok(page) => page,
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    return Err(FactError::NotInstalled {
+                        what: format!("the {} API ({}/{})", resource.kind, resource.group_or_core(), resource.version),
+                    });
+                }
+                Err(e) => return Err(kube_error(resource.op("list"), e)),
+            };
+            let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+            for mut obj in page.items {
+                // List items carry no type meta; add it so each object stands alone in a bundle.
+                obj.types = Some(kube::api::TypeMeta {
+                    api_version: resource.api_version(),
+                    kind: resource.kind.to_string(),
+                });
+                items.push(to_value(obj)?);
+            }
+            match next {
+                Some(token) => params = params.continue_token(&token),
+                None => break,
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// A Kubernetes resource karpdoctor lists or gets.
+pub struct KubeResource {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+}
+
+impl KubeResource {
+    fn api_resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(self.group, self.version, self.kind),
+            self.plural,
+        )
+    }
+
+    fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    fn group_or_core(&self) -> &'static str {
+        if self.group.is_empty() { "core" } else { self.group }
+    }
+
+    /// The RBAC form of a verb on this resource, as used in `Forbidden` reasons.
+    fn op(&self, verb: &str) -> String {
+        if self.group.is_empty() {
+            format!("{verb} {}", self.plural)
+        } else {
+            format!("{verb} {}.{}", self.plural, self.group)
+        }
+    }
+}
+
+pub const DEPLOYMENTS: KubeResource = KubeResource {
+    group: "apps",
+    version: "v1",
+    kind: "Deployment",
+    plural: "deployments",
+};
+pub const PODS: KubeResource = KubeResource {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    plural: "pods",
+};
+pub const CRDS: KubeResource = KubeResource {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
+};
+pub const NODEPOOLS: KubeResource = KubeResource {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodePool",
+    plural: "nodepools",
+};
+pub const NODECLAIMS: KubeResource = KubeResource {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodeClaim",
+    plural: "nodeclaims",
+};
+pub const EC2NODECLASSES: KubeResource = KubeResource {
+    group: "karpenter.k8s.aws",
+    version: "v1",
+    kind: "EC2NodeClass",
+    plural: "ec2nodeclasses",
+};
+
+/// Keeps only Deployments running the controller image or labelled as the Karpenter chart,
+/// so a bundle never carries the cluster's other workloads.
+fn looks_like_controller(deployment: &Value) -> bool {
+    let images = deployment
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("image").and_then(Value::as_str));
+    let by_image = images.into_iter().any(is_controller_image);
+    let by_label = deployment
+        .pointer("/metadata/labels/app.kubernetes.io~1name")
+        .and_then(Value::as_str)
+        == Some("karpenter");
+    by_image || by_label
+}
+
+fn to_value(obj: impl serde::Serialize) -> Result<Value, FactError> {
+    serde_json::to_value(obj).map_err(|e| FactError::Malformed {
+        message: e.to_string(),
+    })
+}
+
+/// Reads the kubeconfig the way kubectl does and applies karpdoctor's timeouts.
+async fn kube_config(options: &LiveOptions) -> Result<(kube::Config, KubeTarget), Error> {
+    let kubeconfig = match &options.kubeconfig {
+        Some(path) => Some(Kubeconfig::read_from(path).map_err(|e| Error::Kubeconfig {
+            reason: format!("cannot read {}: {}", path.display(), root_cause(&e)),
+        })?),
+        None => match Kubeconfig::read() {
+            Ok(kc) => Some(kc),
+            // No kubeconfig at all: in a pod, fall back to the service account.
+            Err(_) if options.context.is_none() && in_cluster() => None,
+            Err(e) => {
+                return Err(Error::Kubeconfig {
+                    reason: format!(
+                        "no usable kubeconfig ({}); pass --kubeconfig or set KUBECONFIG",
+                        root_cause(&e)
+                    ),
+                });
+            }
+        },
+    };
+    let (mut config, target) = match kubeconfig {
+        Some(kc) => {
+            let context = options
+                .context
+                .clone()
+                .or_else(|| kc.current_context.clone());
+            let Some(context) = context else {
+                return Err(Error::Kubeconfig {
+                    reason: "the kubeconfig has no current context; pass --context".to_string(),
+                });
+            };
+            let Some(named) = kc.contexts.iter().find(|c| c.name == context) else {
+                let known: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
+                return Err(Error::Kubeconfig {
+                    reason: format!(
+                        "context \"{context}\" is not in the kubeconfig (known: {})",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ),
+                });
+            };
+            let context_cluster = named.context.as_ref().map(|c| c.cluster.clone());
+            let server = kc
+                .clusters
+                .iter()
+                .find(|c| Some(&c.name) == context_cluster.as_ref())
+                .and_then(|c| c.cluster.as_ref())
+                .and_then(|c| c.server.clone());
+            let opts = KubeConfigOptions {
+                context: Some(context.clone()),
+                ..KubeConfigOptions::default()
+            };
+            let config = kube::Config::from_custom_kubeconfig(kc, &opts)
+                .await
+                .map_err(|e| Error::Kubeconfig {
+                    reason: root_cause(&e),
+                })?;
+            (
+                config,
+                KubeTarget {
+                    context: Some(context),
+                    context_cluster,
+                    server,
+                },
+            )
+        }
+        None => {
+            let config = kube::Config::incluster().map_err(|e| Error::Kubeconfig {
+                reason: format!("in-cluster configuration: {}", root_cause(&e)),
+            })?;
+            let server = config.cluster_url.to_string();
+            (
+                config,
+                KubeTarget {
+                    context: Some("in-cluster".to_string()),
+                    context_cluster: None,
+                    server: Some(server),
+                },
+            )
+        }
+    };
+    config.connect_timeout = Some(Duration::from_secs(5).min(options.request_timeout));
+    config.read_timeout = Some(options.request_timeout);
+    config.write_timeout = Some(options.request_timeout);
+    Ok((config, target))
+}
+
+fn in_cluster() -> bool {
+    std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+}
+
+/// The innermost message of an error chain: what a person needs on one line.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = e;
+    let mut text = e.to_string();
+    while let Some(next) = current.source() {
+        let s = next.to_string();
+        if !s.is_empty() && !text.contains(&s) {
+            text = format!("{text}: {s}");
+        }
+        current = next;
+    }
+    text
+}
+
+/// Maps a kube error to a fact error. `op` is the RBAC form of the request, quoted in
+/// `Forbidden` so the report can name the exact permission to grant.
+fn kube_error(op: impl Into<String>, e: kube::Error) -> FactError {
+    let op = op.into();
+    match e {
+        kube::Error::Api(s) => match s.code {
+            401 => FactError::NoCredentials {
+                message: format!("the API server rejected karpdoctor's credentials: {}", s.message),
+            },
+            403 => FactError::Forbidden {
+                permission: op,
+                message: s.message,
+            },
+            404 => FactError::NotFound { message: s.message },
+            429 => FactError::Throttled { message: s.message },
+            504 | 408 => FactError::Timeout { message: s.message },
+            _ => FactError::Api {
+                message: format!("{op}: HTTP {} {}", s.code, s.message),
+            },
+        },
+        kube::Error::SerdeError(e) => FactError::Malformed {
+            message: format!("{op}: {e}"),
+        },
+        kube::Error::Auth(e) => FactError::NoCredentials {
+            message: root_cause(&e),
+        },
+        other => {
+            let text = root_cause(&other);
+            if text.contains("timed out") || text.contains("deadline") || text.contains("elapsed") {
+                FactError::Timeout {
+                    message: format!("{op}: {text}"),
+                }
+            } else {
+                FactError::Unreachable {
+                    message: format!("{op}: {text}"),
+                }
+            }
+        }
+    }
+}
+
+/// Maps an AWS SDK error to a fact error; `action` is the IAM action, quoted in `Forbidden`.
+fn aws_error<E, R>(action: &str, e: SdkError<E, R>) -> FactError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    match &e {
+        SdkError::ServiceError(ctx) => {
+            let err = ctx.err();
+            let code = err.code().unwrap_or("Unknown");
+            let message = format!("{code}: {}", err.message().unwrap_or_default());
+            match code {
+                "AccessDenied" | "AccessDeniedException" | "UnauthorizedOperation"
+                | "UnauthorizedAccess" | "AuthorizationError" => FactError::Forbidden {
+                    permission: action.to_string(),
+                    message,
+                },
+                "Throttling" | "ThrottlingException" | "RequestLimitExceeded"
+                | "TooManyRequestsException" => FactError::Throttled { message },
+                "ExpiredToken" | "ExpiredTokenException" | "InvalidClientTokenId"
+                | "UnrecognizedClientException" | "SignatureDoesNotMatch" | "AuthFailure" => {
+                    FactError::NoCredentials { message }
+                }
+                "NoSuchEntity" | "ResourceNotFoundException" | "NotFoundException" => {
+                    FactError::NotFound { message }
+                }
+                _ => FactError::Api {
+                    message: format!("{action}: {message}"),
+                },
+            }
+        }
+        SdkError::TimeoutError(_) => FactError::Timeout {
+            message: format!("{action}: no answer in time"),
+        },
+        SdkError::DispatchFailure(d) if d.is_timeout() => FactError::Timeout {
+            message: format!("{action}: {}", DisplayErrorContext(&e)),
+        },
+        SdkError::ResponseError(_) => FactError::Malformed {
+            message: format!("{action}: {}", DisplayErrorContext(&e)),
+        },
+        _ => {
+            let text = DisplayErrorContext(&e).to_string();
+            if text.contains("credentials") || text.contains("Credentials") {
+                FactError::NoCredentials {
+                    message: credentials_message(&text),
+                }
+            } else if text.contains("refused by karpdoctor") || text.contains("karpdoctor refused") {
+                FactError::Api { message: text }
+            } else {
+                FactError::Unreachable {
+                    message: format!("{action}: {text}"),
+                }
+            }
+        }
+    }
+}
+
+/// The SDK's credentials error is long and nested; keep the part a person can act on.
+fn credentials_message(text: &str) -> String {
+    if text.contains("no providers in chain provided credentials") {
+        "no credentials found in the AWS default chain (environment, profile, SSO, web identity, instance metadata)".to_string()
+    } else {
+        text.to_string()
+    }
+}

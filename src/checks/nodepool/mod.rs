@@ -1,0 +1,3 @@
+//! KD4xxx: NodePools and capacity.
+
+pub mod nodeclassref_invalid;

@@ -1,0 +1,73 @@
+//! KD4001: a NodePool whose `nodeClassRef` does not resolve to an EC2NodeClass is ignored by
+//! the AWS provider, so its pods stay Pending with no error on the pods themselves.
+
+use crate::check::prelude::*;
+use crate::model::AWS_GROUP;
+
+declare_check! {
+    pub static NODEPOOL_NODECLASSREF_INVALID = {
+        code: "KD4001",
+        slug: "nodepool-nodeclassref-invalid",
+        title: "every NodePool references an existing EC2NodeClass by group, kind and name",
+        category: Nodepool,
+        severity: Error,
+        needs: [NodePools, Ec2NodeClasses],
+        run: nodeclassref_invalid,
+    }
+}
+
+async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
+    let (pools, classes) = futures::future::join(cx.nodepools(), cx.ec2_nodeclasses()).await;
+    let (pools, classes) = (pools?, classes?);
+    let known: Vec<&str> = classes.iter().map(|c| c.name()).collect();
+    let mut findings = Vec::new();
+    for pool in pools.iter() {
+        let Some(r) = &pool.spec.template.spec.node_class_ref else {
+            findings.push(
+                Finding::new(pool.object(), "spec.template.spec.nodeClassRef is missing")
+                    .hint("set nodeClassRef to {group: karpenter.k8s.aws, kind: EC2NodeClass, name: <class>}")
+                    .fix(patch(pool.name(), known.first().copied().unwrap_or("default"))),
+            );
+            continue;
+        };
+        let mut problems = Vec::new();
+        match r.group.as_deref() {
+            None | Some("") => problems.push("nodeClassRef.group is missing (required since v1)".to_string()),
+            Some(AWS_GROUP) => {}
+            Some(other) => problems.push(format!("nodeClassRef.group is \"{other}\", not \"{AWS_GROUP}\"")),
+        }
+        match r.kind.as_deref() {
+            None | Some("") => problems.push("nodeClassRef.kind is missing (required since v1)".to_string()),
+            Some("EC2NodeClass") => {}
+            Some(other) => problems.push(format!("nodeClassRef.kind is \"{other}\", not \"EC2NodeClass\"")),
+        }
+        let name = r.name.as_deref().unwrap_or("");
+        if name.is_empty() {
+            problems.push("nodeClassRef.name is missing".to_string());
+        } else if !known.contains(&name) {
+            problems.push(format!("EC2NodeClass \"{name}\" does not exist"));
+        }
+        if problems.is_empty() {
+            continue;
+        }
+        let target = if known.contains(&name) { name } else { known.first().copied().unwrap_or(name) };
+        findings.push(
+            Finding::new(pool.object(), problems.join("; "))
+                .evidence("nodeClassRef", serde_json::to_value(r).unwrap_or_default())
+                .evidence("existingEC2NodeClasses", known.join(", "))
+                .hint(if known.is_empty() {
+                    "create an EC2NodeClass and point the NodePool at it".to_string()
+                } else {
+                    format!("point the NodePool at an existing EC2NodeClass ({})", known.join(", "))
+                })
+                .fix(patch(pool.name(), if target.is_empty() { "default" } else { target })),
+        );
+    }
+    Ok(findings)
+}
+
+fn patch(pool: &str, class: &str) -> String {
+    format!(
+        "kubectl patch nodepool {pool} --type merge -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"nodeClassRef\":{{\"group\":\"{AWS_GROUP}\",\"kind\":\"EC2NodeClass\",\"name\":\"{class}\"}}}}}}}}}}'"
+    )
+}

@@ -1,0 +1,242 @@
+//! Command-line interface (clap derive). Parsing only: validation and the run live in `app`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::report::FailOn;
+
+const AFTER_HELP: &str = "\
+Exit codes (the same for every output format):
+  0  nothing at or above --fail-on was found
+  1  findings at or above --fail-on
+  2  karpdoctor could not do its job: bad options, unreadable kubeconfig or bundle,
+     cluster unreachable, no AWS credentials, or no check could conclude
+
+Examples:
+  karpdoctor                          check the cluster of the current kube context
+  karpdoctor --only identity -o json  only the identity checks, as JSON
+  karpdoctor --record ticket.json     also save every fact read, for support
+  karpdoctor --replay ticket.json     judge a saved bundle offline
+  karpdoctor explain KD1001           how to fix one problem
+  karpdoctor demo                     see a report on a built-in broken cluster";
+
+/// Diagnoses broken Karpenter installs on AWS EKS.
+///
+/// Runs read-only checks against the Kubernetes API and AWS APIs and, for each problem,
+/// prints what is wrong, the evidence, and the documented fix.
+#[derive(Debug, Parser)]
+#[command(name = "karpdoctor", version, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub check: CheckArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the checks against the cluster (the default when no command is given).
+    #[command(after_help = AFTER_HELP)]
+    Check(CheckArgs),
+    /// List every check: code, slug, category, severity and title.
+    List(ListArgs),
+    /// Show how to fix a problem: the remediation doc of a check code or slug.
+    Explain(ExplainArgs),
+    /// Run every check on a recorded broken cluster built into the binary (no cluster, no AWS).
+    #[command(after_help = AFTER_HELP)]
+    Demo(ReportArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct TargetArgs {
+    /// Kubeconfig file [default: $KUBECONFIG, then ~/.kube/config, then in-cluster]
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kube context to use [default: the current context]
+    #[arg(long, value_name = "NAME", help_heading = "Target")]
+    pub context: Option<String>,
+    /// AWS profile [default: $AWS_PROFILE, then the default chain]
+    #[arg(long, value_name = "NAME", help_heading = "Target")]
+    pub profile: Option<String>,
+    /// AWS region [default: $AWS_REGION, the profile, the kube context's EKS ARN, the controller's AWS_REGION]
+    #[arg(long, value_name = "REGION", help_heading = "Target")]
+    pub region: Option<String>,
+    /// EKS cluster name [default: the controller's CLUSTER_NAME, then the kube context]
+    #[arg(long, value_name = "NAME", help_heading = "Target")]
+    pub cluster: Option<String>,
+    /// Namespace Karpenter runs in [default: wherever the controller Deployment is]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", help_heading = "Target")]
+    pub namespace: Option<String>,
+    /// Also write every fact read (and every error) to a bundle FILE, for support or --replay
+    #[arg(long, value_name = "FILE", help_heading = "Target", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Judge a recorded bundle offline instead of the live APIs
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub replay: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = Output::Text, help_heading = "Output")]
+    pub output: Output,
+    /// Run only these checks: codes, slugs or categories (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "CHECKS", help_heading = "Selection")]
+    pub only: Vec<String>,
+    /// Skip these checks: codes, slugs or categories (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "CHECKS", help_heading = "Selection")]
+    pub skip: Vec<String>,
+    /// Lowest finding severity that makes the exit code 1
+    #[arg(long, value_enum, default_value_t = FailOnArg::Error, value_name = "SEVERITY", help_heading = "Selection")]
+    pub fail_on: FailOnArg,
+    /// Bound for the whole run (e.g. 60s, 2m)
+    #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "DURATION", help_heading = "Limits")]
+    pub timeout: Duration,
+    /// Bound for each check, API requests included (e.g. 20s)
+    #[arg(long, value_parser = parse_duration, default_value = "20s", value_name = "DURATION", help_heading = "Limits")]
+    pub check_timeout: Duration,
+    /// When to use colour (`auto` honours NO_COLOR and needs a terminal)
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorArg,
+    /// More detail: timings, API call counts, every fact read
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
+    pub verbose: u8,
+    /// Less output: only problems and the verdict
+    #[arg(short, long, conflicts_with = "verbose", help_heading = "Output")]
+    pub quiet: bool,
+}
+
+impl Default for ReportArgs {
+    fn default() -> Self {
+        ReportArgs {
+            output: Output::Text,
+            only: Vec::new(),
+            skip: Vec::new(),
+            fail_on: FailOnArg::Error,
+            timeout: Duration::from_secs(60),
+            check_timeout: Duration::from_secs(20),
+            color: ColorArg::Auto,
+            verbose: 0,
+            quiet: false,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = ListOutput::Text)]
+    pub output: ListOutput,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A check code (KD1001) or slug (controller-not-running)
+    #[arg(value_name = "CODE|SLUG")]
+    pub check: String,
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = ListOutput::Text)]
+    pub output: ListOutput,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ListOutput {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+impl From<FailOnArg> for FailOn {
+    fn from(f: FailOnArg) -> Self {
+        match f {
+            FailOnArg::Error => FailOn::Error,
+            FailOnArg::Warning => FailOn::Warning,
+            FailOnArg::Info => FailOn::Info,
+            FailOnArg::Never => FailOn::Never,
+        }
+    }
+}
+
+/// `90`, `90s`, `1500ms`, `2m`: a positive duration.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("\"{s}\" is not a duration (try 30s, 500ms or 2m)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("\"{s}\": unknown unit \"{unit}\" (use ms, s, m or h)")),
+    };
+    if !(seconds > 0.0 && seconds.is_finite() && seconds < 86_400.0) {
+        return Err(format!("\"{s}\" must be more than zero and less than a day"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1500ms").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5d").is_err());
+    }
+
+    #[test]
+    fn bare_invocation_is_a_check_run() {
+        let cli = Cli::try_parse_from(["karpdoctor", "-o", "json", "--only", "KD1001,install"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.check.report.output, Output::Json);
+        assert_eq!(cli.check.report.only, ["KD1001", "install"]);
+    }
+}

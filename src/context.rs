@@ -1,0 +1,223 @@
+//! The context owns every fact of a run: each one is fetched at most once, by whichever
+//! check asks first, and shared with every other check (one `OnceCell` per fact key).
+//!
+//! Checks never see a client. They call the typed accessors below, which name the fact key
+//! and its value type together, so a key always decodes to the same type.
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::backend::Backend;
+use crate::facts::{CallerIdentity, EksCluster, FactError, FactKey, KubeVersion};
+use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
+use crate::target::{Hints, Target};
+
+type Shared = Arc<dyn Any + Send + Sync>;
+type Cell = Arc<OnceCell<Result<Shared, FactError>>>;
+
+/// Per-fact bookkeeping: how often the backend was asked (must stay at one) and how long
+/// the fetch took.
+#[derive(Clone, Debug, Default)]
+pub struct FetchStat {
+    pub fetches: u32,
+    pub duration: Duration,
+    pub error: Option<String>,
+}
+
+pub struct Context {
+    backend: Backend,
+    cells: Mutex<HashMap<FactKey, Cell>>,
+    recorded: Option<Mutex<BTreeMap<FactKey, Result<Value, FactError>>>>,
+    stats: Mutex<BTreeMap<FactKey, FetchStat>>,
+    hints: Hints,
+    target: Mutex<Target>,
+}
+
+impl Context {
+    /// A context over `backend`. With `record`, every raw fact is kept for [`Self::recording`].
+    pub fn new(backend: Backend, hints: Hints, record: bool) -> Self {
+        Context {
+            backend,
+            cells: Mutex::new(HashMap::new()),
+            recorded: record.then(|| Mutex::new(BTreeMap::new())),
+            stats: Mutex::new(BTreeMap::new()),
+            hints,
+            target: Mutex::new(Target::default()),
+        }
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    pub fn hints(&self) -> &Hints {
+        &self.hints
+    }
+
+    pub fn target(&self) -> Target {
+        lock(&self.target).clone()
+    }
+
+    pub fn set_target(&self, target: Target) {
+        *lock(&self.target) = target;
+    }
+
+    /// Every fact fetched so far with its raw value or error (only when recording).
+    pub fn recording(&self) -> BTreeMap<FactKey, Result<Value, FactError>> {
+        self.recorded
+            .as_ref()
+            .map(|m| lock(m).clone())
+            .unwrap_or_default()
+    }
+
+    /// Fetch statistics per fact key.
+    pub fn fetch_stats(&self) -> BTreeMap<FactKey, FetchStat> {
+        lock(&self.stats).clone()
+    }
+
+    /// Reads a fact, fetching it on first use. Private: the typed accessors below are the only
+    /// callers, which keeps one value type per key.
+    async fn get<T>(&self, key: FactKey) -> Result<Arc<T>, FactError>
+    where
+        T: DeserializeOwned + Send + Sync + 'static,
+    {
+        let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
+        let shared = cell
+            .get_or_init(|| async {
+                let started = Instant::now();
+                let raw = self.backend.fetch(&key).await;
+                {
+                    let mut stats = lock(&self.stats);
+                    let stat = stats.entry(key.clone()).or_default();
+                    stat.fetches += 1;
+                    stat.duration = started.elapsed();
+                    stat.error = raw.as_ref().err().map(|e| e.kind_name().to_string());
+                }
+                if let Some(rec) = &self.recorded {
+                    lock(rec).insert(key.clone(), raw.clone());
+                }
+                let value = raw?;
+                let typed: T = serde_json::from_value(value).map_err(|e| FactError::Malformed {
+                    message: format!("{key}: {e}"),
+                })?;
+                Ok(Arc::new(typed) as Shared)
+            })
+            .await
+            .clone()?;
+        shared.downcast::<T>().map_err(|_| FactError::Malformed {
+            message: format!("{key}: read with two different types (karpdoctor bug)"),
+        })
+    }
+
+    /// Fetches a fact without decoding it (prefetching ahead of the checks that need it).
+    pub async fn prefetch(&self, key: FactKey) {
+        // The value type does not matter for warming the cell: a later typed read decodes
+        // from the cached JSON only if the types agree, so prefetch the exact accessor.
+        let _ = match key {
+            FactKey::KubeVersion => self.kube_version().await.map(drop),
+            FactKey::NodePools => self.nodepools().await.map(drop),
+            FactKey::Ec2NodeClasses => self.ec2_nodeclasses().await.map(drop),
+            FactKey::NodeClaims => self.nodeclaims().await.map(drop),
+            FactKey::CallerIdentity => self.caller_identity().await.map(drop),
+            FactKey::Crd { name } => self.crd(&name).await.map(drop),
+            FactKey::EksCluster { name } => self.eks_cluster(&name).await.map(drop),
+            FactKey::ControllerDeployments { namespace } => self
+                .get::<Vec<Deployment>>(FactKey::ControllerDeployments { namespace })
+                .await
+                .map(drop),
+            FactKey::Pods {
+                namespace,
+                label_selector,
+            } => self.pods(&namespace, &label_selector).await.map(drop),
+        };
+    }
+
+    // ---- typed accessors, one per fact kind ------------------------------------------------
+
+    pub async fn kube_version(&self) -> Result<Arc<KubeVersion>, FactError> {
+        self.get(FactKey::KubeVersion).await
+    }
+
+    /// Controller Deployments where the run looks for them: the namespace given with
+    /// `--namespace`, or every namespace.
+    pub async fn controller_deployments(&self) -> Result<Arc<Vec<Deployment>>, FactError> {
+        self.get(FactKey::ControllerDeployments {
+            namespace: self.hints.namespace.clone(),
+        })
+        .await
+    }
+
+    /// The controller Deployment this run diagnoses: in the resolved namespace, preferring one
+    /// with ready replicas when several exist. `None` when Karpenter is not installed.
+    pub async fn controller(&self) -> Result<Option<(Arc<Vec<Deployment>>, usize)>, FactError> {
+        let deployments = self.controller_deployments().await?;
+        let index = pick_controller(&deployments);
+        Ok(index.map(|i| (deployments, i)))
+    }
+
+    pub async fn pods(
+        &self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Arc<Vec<Pod>>, FactError> {
+        self.get(FactKey::Pods {
+            namespace: namespace.to_string(),
+            label_selector: label_selector.to_string(),
+        })
+        .await
+    }
+
+    pub async fn crd(&self, name: &str) -> Result<Arc<Option<CustomResourceDefinition>>, FactError> {
+        self.get(FactKey::Crd {
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn nodepools(&self) -> Result<Arc<Vec<NodePool>>, FactError> {
+        self.get(FactKey::NodePools).await
+    }
+
+    pub async fn ec2_nodeclasses(&self) -> Result<Arc<Vec<Ec2NodeClass>>, FactError> {
+        self.get(FactKey::Ec2NodeClasses).await
+    }
+
+    pub async fn nodeclaims(&self) -> Result<Arc<Vec<NodeClaim>>, FactError> {
+        self.get(FactKey::NodeClaims).await
+    }
+
+    pub async fn caller_identity(&self) -> Result<Arc<CallerIdentity>, FactError> {
+        self.get(FactKey::CallerIdentity).await
+    }
+
+    pub async fn eks_cluster(&self, name: &str) -> Result<Arc<Option<EksCluster>>, FactError> {
+        self.get(FactKey::EksCluster {
+            name: name.to_string(),
+        })
+        .await
+    }
+}
+
+/// Chooses the controller among candidate Deployments: ready ones first, then by namespace
+/// and name so the choice is deterministic.
+fn pick_controller(deployments: &[Deployment]) -> Option<usize> {
+    (0..deployments.len()).min_by_key(|&i| {
+        let c = ControllerDeployment::new(&deployments[i]);
+        (c.ready_replicas() == 0, c.namespace(), c.name())
+    })
+}
+
+/// Locks a mutex, recovering the data if a panicking check poisoned it: the maps it guards
+/// are only ever inserted into, so they stay consistent.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

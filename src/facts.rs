@@ -1,0 +1,278 @@
+//! Facts: the only things checks may know about the cluster and the account.
+//!
+//! A fact is identified by a [`FactKey`] (what to read, with its parameters) and belongs to a
+//! [`FactKind`] (the key without parameters). Each kind names the API operations that produce
+//! it ([`FactKind::operations`]); that table is the single source for the read-only guard and
+//! for the permissions karpdoctor asks for. Values travel as JSON between the backend and the
+//! context so that a live run and a replay of its recording go through the same decoding.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What to read. Serialized as an externally tagged object, e.g.
+/// `{"pods": {"namespace": "karpenter", "labelSelector": "app=karpenter"}}`, which is how
+/// bundles and fixtures name their facts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum FactKey {
+    /// `GET /version` of the API server.
+    KubeVersion,
+    /// Deployments that run the Karpenter controller image, in one namespace or in all.
+    ControllerDeployments { namespace: Option<String> },
+    /// Pods of one namespace matching a label selector (server-side).
+    Pods { namespace: String, label_selector: String },
+    /// One CustomResourceDefinition by name; absent is `null`, not an error.
+    Crd { name: String },
+    /// `karpenter.sh/v1` NodePools.
+    NodePools,
+    /// `karpenter.k8s.aws/v1` EC2NodeClasses.
+    Ec2NodeClasses,
+    /// `karpenter.sh/v1` NodeClaims.
+    NodeClaims,
+    /// `sts:GetCallerIdentity` of karpdoctor's own credentials.
+    CallerIdentity,
+    /// `eks:DescribeCluster`; absent is `null`.
+    EksCluster { name: String },
+}
+
+/// A fact key without its parameters: what a check declares it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FactKind {
+    KubeVersion,
+    ControllerDeployments,
+    Pods,
+    Crd,
+    NodePools,
+    Ec2NodeClasses,
+    NodeClaims,
+    CallerIdentity,
+    EksCluster,
+}
+
+/// One API operation karpdoctor may issue. Kubernetes operations are a verb on a resource;
+/// AWS operations are an IAM action (`service:Operation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ApiOp {
+    Kube {
+        verb: &'static str,
+        group: &'static str,
+        resource: &'static str,
+    },
+    Aws {
+        service: &'static str,
+        action: &'static str,
+    },
+}
+
+impl fmt::Display for ApiOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiOp::Kube {
+                verb,
+                group,
+                resource,
+            } if group.is_empty() => write!(f, "{verb} {resource}"),
+            ApiOp::Kube {
+                verb,
+                group,
+                resource,
+            } => write!(f, "{verb} {resource}.{group}"),
+            ApiOp::Aws { service, action } => write!(f, "{service}:{action}"),
+        }
+    }
+}
+
+const fn kube(verb: &'static str, group: &'static str, resource: &'static str) -> ApiOp {
+    ApiOp::Kube {
+        verb,
+        group,
+        resource,
+    }
+}
+
+const fn aws(service: &'static str, action: &'static str) -> ApiOp {
+    ApiOp::Aws { service, action }
+}
+
+/// A `'static` slice of operations; `const` so the calls are evaluated at compile time.
+macro_rules! ops {
+    ($($op:expr),* $(,)?) => {{
+        const OPS: &[ApiOp] = &[$($op),*];
+        OPS
+    }};
+}
+
+impl FactKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [FactKind] = &[
+        FactKind::KubeVersion,
+        FactKind::ControllerDeployments,
+        FactKind::Pods,
+        FactKind::Crd,
+        FactKind::NodePools,
+        FactKind::Ec2NodeClasses,
+        FactKind::NodeClaims,
+        FactKind::CallerIdentity,
+        FactKind::EksCluster,
+    ];
+
+    /// The API operations the live backend issues to produce a fact of this kind.
+    /// The read-only guard allows exactly the union of these, and nothing else.
+    pub fn operations(self) -> &'static [ApiOp] {
+        match self {
+            // /version needs no RBAC beyond the default discovery role.
+            FactKind::KubeVersion => &[],
+            FactKind::ControllerDeployments => ops![kube("list", "apps", "deployments")],
+            FactKind::Pods => ops![kube("list", "", "pods")],
+            FactKind::Crd => ops![kube("get", "apiextensions.k8s.io", "customresourcedefinitions")],
+            FactKind::NodePools => ops![kube("list", "karpenter.sh", "nodepools")],
+            FactKind::Ec2NodeClasses => ops![kube("list", "karpenter.k8s.aws", "ec2nodeclasses")],
+            FactKind::NodeClaims => ops![kube("list", "karpenter.sh", "nodeclaims")],
+            FactKind::CallerIdentity => ops![aws("sts", "GetCallerIdentity")],
+            FactKind::EksCluster => ops![aws("eks", "DescribeCluster")],
+        }
+    }
+
+    /// The key of this kind when it takes no parameters (such facts can be prefetched).
+    pub fn parameterless_key(self) -> Option<FactKey> {
+        match self {
+            FactKind::KubeVersion => Some(FactKey::KubeVersion),
+            FactKind::NodePools => Some(FactKey::NodePools),
+            FactKind::Ec2NodeClasses => Some(FactKey::Ec2NodeClasses),
+            FactKind::NodeClaims => Some(FactKey::NodeClaims),
+            FactKind::CallerIdentity => Some(FactKey::CallerIdentity),
+            FactKind::ControllerDeployments
+            | FactKind::Pods
+            | FactKind::Crd
+            | FactKind::EksCluster => None,
+        }
+    }
+}
+
+impl FactKey {
+    pub fn kind(&self) -> FactKind {
+        match self {
+            FactKey::KubeVersion => FactKind::KubeVersion,
+            FactKey::ControllerDeployments { .. } => FactKind::ControllerDeployments,
+            FactKey::Pods { .. } => FactKind::Pods,
+            FactKey::Crd { .. } => FactKind::Crd,
+            FactKey::NodePools => FactKind::NodePools,
+            FactKey::Ec2NodeClasses => FactKind::Ec2NodeClasses,
+            FactKey::NodeClaims => FactKind::NodeClaims,
+            FactKey::CallerIdentity => FactKind::CallerIdentity,
+            FactKey::EksCluster { .. } => FactKind::EksCluster,
+        }
+    }
+}
+
+impl fmt::Display for FactKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FactKey::KubeVersion => f.write_str("Kubernetes version"),
+            FactKey::ControllerDeployments { namespace: None } => {
+                f.write_str("controller Deployments (all namespaces)")
+            }
+            FactKey::ControllerDeployments {
+                namespace: Some(ns),
+            } => write!(f, "controller Deployments in {ns}"),
+            FactKey::Pods {
+                namespace,
+                label_selector,
+            } => write!(f, "Pods in {namespace} ({label_selector})"),
+            FactKey::Crd { name } => write!(f, "CRD {name}"),
+            FactKey::NodePools => f.write_str("NodePools"),
+            FactKey::Ec2NodeClasses => f.write_str("EC2NodeClasses"),
+            FactKey::NodeClaims => f.write_str("NodeClaims"),
+            FactKey::CallerIdentity => f.write_str("AWS caller identity"),
+            FactKey::EksCluster { name } => write!(f, "EKS cluster {name}"),
+        }
+    }
+}
+
+/// Why a fact could not be read. Cloneable because one failed fetch is shared by every check
+/// that needed it. `Forbidden` always means karpdoctor's *own* identity lacks a permission,
+/// never that the cluster is misconfigured: checks turn it into `unknown`, not a verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum FactError {
+    #[error("karpdoctor lacks permission {permission}: {message}")]
+    Forbidden { permission: String, message: String },
+    #[error("not found: {message}")]
+    NotFound { message: String },
+    #[error("{what} is not installed")]
+    NotInstalled { what: String },
+    #[error("throttled: {message}")]
+    Throttled { message: String },
+    #[error("timed out: {message}")]
+    Timeout { message: String },
+    #[error("unreachable: {message}")]
+    Unreachable { message: String },
+    #[error("no AWS credentials: {message}")]
+    NoCredentials { message: String },
+    #[error("API error: {message}")]
+    Api { message: String },
+    #[error("unexpected response: {message}")]
+    Malformed { message: String },
+    #[error("{fact} was not recorded in the bundle")]
+    NotRecorded { fact: String },
+}
+
+impl FactError {
+    /// The permission karpdoctor would need, when that is the cause.
+    pub fn missing_permission(&self) -> Option<&str> {
+        match self {
+            FactError::Forbidden { permission, .. } => Some(permission),
+            _ => None,
+        }
+    }
+
+    /// A stable, short name for the error kind (used in JSON and tests).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            FactError::Forbidden { .. } => "forbidden",
+            FactError::NotFound { .. } => "notFound",
+            FactError::NotInstalled { .. } => "notInstalled",
+            FactError::Throttled { .. } => "throttled",
+            FactError::Timeout { .. } => "timeout",
+            FactError::Unreachable { .. } => "unreachable",
+            FactError::NoCredentials { .. } => "noCredentials",
+            FactError::Api { .. } => "api",
+            FactError::Malformed { .. } => "malformed",
+            FactError::NotRecorded { .. } => "notRecorded",
+        }
+    }
+}
+
+/// `sts:GetCallerIdentity`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallerIdentity {
+    pub account: String,
+    pub arn: String,
+}
+
+/// The parts of `eks:DescribeCluster` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksCluster {
+    pub name: String,
+    pub arn: String,
+    pub version: String,
+    pub endpoint: String,
+    pub status: String,
+    pub oidc_issuer: Option<String>,
+    pub authentication_mode: Option<String>,
+    pub vpc_id: Option<String>,
+    pub cluster_security_group_id: Option<String>,
+}
+
+/// `GET /version`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KubeVersion {
+    pub major: String,
+    pub minor: String,
+    pub git_version: String,
+}

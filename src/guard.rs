@@ -1,0 +1,337 @@
+//! The read-only guard: the one place every API request passes through before it is sent.
+//!
+//! karpdoctor must never change the cluster or the account. Rather than trusting every fetch to
+//! call only read APIs, both transports are wrapped: the AWS SDK clients carry an interceptor
+//! and the `kube::Client` a tower filter. Each request is classified into an [`ApiOp`] and
+//! refused unless it is (a) of a read-only form and (b) declared by some fact kind in
+//! [`FactKind::operations`]. Refused requests never reach the network. Every allowed request
+//! is counted in the [`ApiLog`] for `-v` statistics and for the test that lists the
+//! operations the scenario suite issued.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_types::config_bag::ConfigBag;
+
+use crate::facts::{ApiOp, FactKind};
+
+/// Counts of the requests issued in one run, per operation.
+#[derive(Clone, Debug, Default)]
+pub struct ApiLog {
+    calls: Arc<Mutex<BTreeMap<String, u64>>>,
+}
+
+impl ApiLog {
+    fn record(&self, op: &str) {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        *calls.entry(op.to_string()).or_default() += 1;
+    }
+
+    /// Requests per operation (`sts:GetCallerIdentity`, `list nodepools.karpenter.sh`, …).
+    pub fn calls(&self) -> BTreeMap<String, u64> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Requests per service (`kubernetes`, `sts`, `iam`, …).
+    pub fn calls_per_service(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for (op, n) in self.calls() {
+            let service = match op.split_once(':') {
+                Some((svc, _)) if !op.contains(' ') => svc.to_string(),
+                _ => "kubernetes".to_string(),
+            };
+            *out.entry(service).or_default() += n;
+        }
+        out
+    }
+}
+
+/// Why a request was refused before it was sent.
+#[derive(Debug, thiserror::Error)]
+#[error("karpdoctor refused to send {op}: {why} (karpdoctor is read-only; this is a bug)")]
+pub struct Refused {
+    pub op: String,
+    pub why: &'static str,
+}
+
+/// Read-only verbs of AWS APIs, plus the two IAM simulation calls (which evaluate policies
+/// and change nothing).
+pub fn is_read_only_aws_action(action: &str) -> bool {
+    const READ_PREFIXES: &[&str] = &["Describe", "Get", "List"];
+    const EXTRA: &[&str] = &["SimulatePrincipalPolicy", "SimulateCustomPolicy"];
+    READ_PREFIXES.iter().any(|p| action.starts_with(p)) || EXTRA.contains(&action)
+}
+
+/// Read-only Kubernetes verbs; `create` is allowed only for access reviews, which ask the
+/// API server a question and store nothing.
+pub fn is_read_only_kube(verb: &str, resource: &str) -> bool {
+    matches!(verb, "get" | "list" | "watch")
+        || (verb == "create"
+            && matches!(
+                resource,
+                "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
+            ))
+}
+
+/// Whether some fact kind declares this operation (the declared set is the allowlist).
+fn declared(op: &ApiOp) -> bool {
+    FactKind::ALL
+        .iter()
+        .any(|k| k.operations().iter().any(|d| d == op))
+}
+
+/// Classifies an AWS SDK operation and decides. `service` is the SDK's service name
+/// (`STS`, `EKS`, `EventBridge`, …).
+pub fn check_aws(service: &str, operation: &str) -> Result<String, Refused> {
+    let prefix = iam_prefix(service);
+    let shown = format!("{prefix}:{operation}");
+    if !is_read_only_aws_action(operation) {
+        return Err(Refused {
+            op: shown,
+            why: "not a read-only operation",
+        });
+    }
+    let allowed = FactKind::ALL.iter().any(|k| {
+        k.operations().iter().any(|d| {
+            matches!(d, ApiOp::Aws { service, action } if *service == prefix && *action == operation)
+        })
+    });
+    if !allowed {
+        return Err(Refused {
+            op: shown,
+            why: "not declared by any fact",
+        });
+    }
+    Ok(shown)
+}
+
+/// The IAM action prefix for an SDK service name.
+fn iam_prefix(service: &str) -> String {
+    match service {
+        "EventBridge" => "events".to_string(),
+        other => other.to_ascii_lowercase(),
+    }
+}
+
+/// Classifies a Kubernetes request by method and path and decides. Discovery and `/version`
+/// are always allowed (read-only, no RBAC needed).
+pub fn check_kube(method: &http::Method, path: &str, query: Option<&str>) -> Result<String, Refused> {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, rest): (&str, &[&str]) = match segments.as_slice() {
+        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _] => {
+            return if *method == http::Method::GET {
+                Ok(format!("get {path}"))
+            } else {
+                Err(Refused {
+                    op: format!("{method} {path}"),
+                    why: "not a read-only request",
+                })
+            };
+        }
+        ["api", _version, rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (group, rest),
+        _ => {
+            return Err(Refused {
+                op: format!("{method} {path}"),
+                why: "not a Kubernetes API path",
+            });
+        }
+    };
+    // [namespaces, ns, resource, name?, subresource?] or [resource, name?, subresource?]
+    let rest = match rest {
+        ["namespaces", _ns, more @ ..] if !more.is_empty() => more,
+        other => other,
+    };
+    let (resource, has_name) = match rest {
+        [resource] => (resource.to_string(), false),
+        [resource, _name] => (resource.to_string(), true),
+        [resource, _name, sub] => (format!("{resource}/{sub}"), true),
+        _ => {
+            return Err(Refused {
+                op: format!("{method} {path}"),
+                why: "not a Kubernetes resource path",
+            });
+        }
+    };
+    let watching = query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    let verb = match *method {
+        http::Method::GET if watching => "watch",
+        http::Method::GET if has_name => "get",
+        http::Method::GET => "list",
+        http::Method::POST => "create",
+        http::Method::PUT => "update",
+        http::Method::PATCH => "patch",
+        http::Method::DELETE if has_name => "delete",
+        http::Method::DELETE => "deletecollection",
+        _ => "unknown",
+    };
+    let shown = if group.is_empty() {
+        format!("{verb} {resource}")
+    } else {
+        format!("{verb} {resource}.{group}")
+    };
+    if !is_read_only_kube(verb, &resource) {
+        return Err(Refused {
+            op: shown,
+            why: "not a read-only request",
+        });
+    }
+    let declared_op = FactKind::ALL.iter().any(|k| {
+        k.operations().iter().any(|d| {
+            // A declared `list` also covers `watch`, which kube may use for the same data.
+            matches!(d, ApiOp::Kube { verb: v, group: g, resource: r }
+                if *g == group && *r == resource && (*v == verb || (*v == "list" && verb == "watch")))
+        })
+    });
+    if !declared_op {
+        return Err(Refused {
+            op: shown,
+            why: "not declared by any fact",
+        });
+    }
+    Ok(shown)
+}
+
+/// The AWS half of the guard, installed on every SDK client.
+#[derive(Debug, Clone)]
+pub struct AwsGuard {
+    pub log: ApiLog,
+}
+
+impl Intercept for AwsGuard {
+    fn name(&self) -> &'static str {
+        "karpdoctor-read-only-guard"
+    }
+
+    fn read_before_execution(
+        &self,
+        _context: &BeforeSerializationInterceptorContextRef<'_>,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(meta) = cfg.load::<Metadata>() else {
+            return Err(Box::new(Refused {
+                op: "an unnamed AWS operation".to_string(),
+                why: "the operation could not be identified",
+            }));
+        };
+        let op = check_aws(meta.service(), meta.name())?;
+        self.log.record(&op);
+        Ok(())
+    }
+}
+
+/// The Kubernetes half of the guard, as a tower filter predicate for the kube client stack.
+pub fn kube_filter(
+    log: ApiLog,
+) -> impl Fn(http::Request<kube::client::Body>) -> Result<http::Request<kube::client::Body>, BoxError>
++ Clone {
+    move |req| {
+        let op = check_kube(req.method(), req.uri().path(), req.uri().query())?;
+        log.record(&op);
+        Ok(req)
+    }
+}
+
+/// Every operation a fact declares, for the permissions listing and the read-only test.
+pub fn declared_operations() -> Vec<ApiOp> {
+    let mut ops: Vec<ApiOp> = FactKind::ALL
+        .iter()
+        .flat_map(|k| k.operations().iter().copied())
+        .collect();
+    ops.sort();
+    ops.dedup();
+    debug_assert!(ops.iter().all(declared));
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::Method;
+
+    #[test]
+    fn aws_reads_declared_by_facts_pass() {
+        assert_eq!(
+            check_aws("STS", "GetCallerIdentity").unwrap(),
+            "sts:GetCallerIdentity"
+        );
+        assert_eq!(
+            check_aws("EKS", "DescribeCluster").unwrap(),
+            "eks:DescribeCluster"
+        );
+    }
+
+    #[test]
+    fn aws_writes_are_refused_before_sending() {
+        let err = check_aws("EC2", "RunInstances").unwrap_err();
+        assert_eq!(err.why, "not a read-only operation");
+        assert!(check_aws("IAM", "CreateRole").is_err());
+        assert!(check_aws("IAM", "PassRole").is_err());
+        assert!(check_aws("SQS", "DeleteQueue").is_err());
+    }
+
+    #[test]
+    fn undeclared_reads_are_refused() {
+        let err = check_aws("EC2", "DescribeVolumes").unwrap_err();
+        assert_eq!(err.why, "not declared by any fact");
+    }
+
+    #[test]
+    fn kube_reads_are_classified() {
+        assert_eq!(
+            check_kube(&Method::GET, "/apis/karpenter.sh/v1/nodepools", Some("limit=500")).unwrap(),
+            "list nodepools.karpenter.sh"
+        );
+        assert_eq!(
+            check_kube(&Method::GET, "/api/v1/namespaces/karpenter/pods", None).unwrap(),
+            "list pods"
+        );
+        assert_eq!(
+            check_kube(
+                &Method::GET,
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/nodepools.karpenter.sh",
+                None
+            )
+            .unwrap(),
+            "get customresourcedefinitions.apiextensions.k8s.io"
+        );
+        assert!(check_kube(&Method::GET, "/version", None).is_ok());
+    }
+
+    #[test]
+    fn kube_writes_are_refused() {
+        for (method, path) in [
+            (Method::DELETE, "/api/v1/namespaces/karpenter/pods/karpenter-1"),
+            (Method::POST, "/apis/karpenter.sh/v1/nodepools"),
+            (Method::PATCH, "/apis/karpenter.sh/v1/nodepools/default"),
+            (Method::PUT, "/api/v1/namespaces/kube-system/configmaps/aws-auth"),
+            (Method::DELETE, "/api/v1/namespaces/karpenter/pods"),
+            (Method::POST, "/version"),
+        ] {
+            let err = check_kube(&method, path, None).unwrap_err();
+            assert!(err.why.contains("read-only"), "{method} {path}: {err}");
+        }
+    }
+
+    #[test]
+    fn kube_reads_of_undeclared_resources_are_refused() {
+        let err = check_kube(&Method::GET, "/api/v1/namespaces/kube-system/secrets", None).unwrap_err();
+        assert_eq!(err.why, "not declared by any fact");
+    }
+
+    #[test]
+    fn every_declared_operation_is_read_only() {
+        for op in declared_operations() {
+            match op {
+                ApiOp::Aws { action, .. } => assert!(is_read_only_aws_action(action), "{op}"),
+                ApiOp::Kube { verb, resource, .. } => {
+                    assert!(is_read_only_kube(verb, resource), "{op}")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! karpdoctor: diagnoses broken Karpenter installs on AWS EKS.
+//!
+//! Data flows one way: CLI → settings → [`context::Context`] (facts, fetched once, from a
+//! live or recorded [`backend`]) → [`engine`] (checks, concurrently) → [`report`] →
+//! renderers and the exit code. Checks ([`checks`]) are pure judgement over facts; every API
+//! request goes through the read-only [`guard`].
+
+pub mod app;
+pub mod arn;
+pub mod backend;
+pub mod bundle;
+pub mod check;
+pub mod checks;
+pub mod cli;
+pub mod context;
+pub mod docs;
+pub mod engine;
+pub mod error;
+pub mod facts;
+pub mod guard;
+pub mod model;
+pub mod registry;
+pub mod report;
+pub mod sanitize;
+pub mod target;
+
+/// This karpdoctor's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Where the sources and docs live; doc URLs are pinned to [`VERSION`] under it.
+pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");

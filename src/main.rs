@@ -1,0 +1,24 @@
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    // One line instead of a backtrace: checks run in their own tasks and report their own
+    // panics as an internal-error outcome; this hook only keeps stderr readable.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("karpdoctor: internal error: {info} (please report this)");
+    }));
+    let cli = karpdoctor::cli::Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("karpdoctor: cannot start the async runtime: {e}");
+            return ExitCode::from(karpdoctor::report::EXIT_TROUBLE);
+        }
+    };
+    let code = runtime.block_on(karpdoctor::app::run(cli));
+    // A request stuck on a stalled endpoint must not keep the process alive past --timeout.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    ExitCode::from(code)
+}

@@ -1,0 +1,317 @@
+//! The shape of the Kubernetes objects karpdoctor reads.
+//!
+//! Core objects use `k8s-openapi` types. Karpenter's own objects are partial structs with
+//! `#[serde(default)]` everywhere: only the fields checks read, tolerant of fields added by
+//! newer releases and of fields missing in broken or older installs (a NodePool without
+//! `nodeClassRef` must parse, so that a check can say so).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Karpenter's API group for NodePools and NodeClaims.
+pub const KARPENTER_GROUP: &str = "karpenter.sh";
+/// The AWS provider's API group for EC2NodeClasses.
+pub const AWS_GROUP: &str = "karpenter.k8s.aws";
+
+/// `kind/namespace/name` or `kind/name`, the way findings name objects.
+pub fn object_ref(kind: &str, meta: &ObjectMeta) -> String {
+    let name = meta.name.as_deref().unwrap_or("<unnamed>");
+    match meta.namespace.as_deref() {
+        Some(ns) => format!("{kind}/{ns}/{name}"),
+        None => format!("{kind}/{name}"),
+    }
+}
+
+/// Whether a container image is Karpenter's controller, wherever it is mirrored
+/// (`public.ecr.aws/karpenter/controller:1.8.1`, `<acct>.dkr.ecr.<r>.amazonaws.com/karpenter/controller@sha256:…`).
+pub fn is_controller_image(image: &str) -> bool {
+    let repo = image.split(['@']).next().unwrap_or(image);
+    let repo = match repo.rsplit_once(':') {
+        // A colon after the last slash separates the tag; one before it is a registry port.
+        Some((r, tag)) if !tag.contains('/') => r,
+        _ => repo,
+    };
+    repo.ends_with("karpenter/controller")
+}
+
+/// The version in an image reference's tag: `…/controller:v1.8.1@sha256:…` → `1.8.1`.
+pub fn image_version(image: &str) -> Option<String> {
+    let without_digest = image.split('@').next()?;
+    let (_, tag) = without_digest.rsplit_once(':')?;
+    if tag.contains('/') || tag.is_empty() {
+        return None;
+    }
+    Some(tag.trim_start_matches('v').to_string())
+}
+
+/// A Deployment recognised as a Karpenter controller.
+#[derive(Clone, Debug)]
+pub struct ControllerDeployment<'a> {
+    pub deployment: &'a Deployment,
+}
+
+impl<'a> ControllerDeployment<'a> {
+    pub fn new(deployment: &'a Deployment) -> Self {
+        ControllerDeployment { deployment }
+    }
+
+    pub fn namespace(&self) -> &'a str {
+        self.deployment
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+    }
+
+    pub fn name(&self) -> &'a str {
+        self.deployment.metadata.name.as_deref().unwrap_or("")
+    }
+
+    pub fn object(&self) -> String {
+        object_ref("Deployment", &self.deployment.metadata)
+    }
+
+    fn containers(&self) -> &'a [Container] {
+        self.deployment
+            .spec
+            .as_ref()
+            .and_then(|s| s.template.spec.as_ref())
+            .map(|p| p.containers.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// The controller container: the one running the controller image, else one named
+    /// `controller` (the chart's name), else the first.
+    pub fn controller_container(&self) -> Option<&'a Container> {
+        let containers = self.containers();
+        containers
+            .iter()
+            .find(|c| c.image.as_deref().is_some_and(is_controller_image))
+            .or_else(|| containers.iter().find(|c| c.name == "controller"))
+            .or_else(|| containers.first())
+    }
+
+    /// A literal environment variable of the controller container (values from
+    /// ConfigMaps or Secrets are not resolved: karpdoctor never reads Secrets).
+    pub fn env(&self, name: &str) -> Option<&'a str> {
+        self.controller_container()?
+            .env
+            .as_ref()?
+            .iter()
+            .find(|e| e.name == name)?
+            .value
+            .as_deref()
+    }
+
+    /// Karpenter's version from the image tag, else the chart's `app.kubernetes.io/version`.
+    pub fn version(&self) -> Option<String> {
+        self.controller_container()
+            .and_then(|c| c.image.as_deref())
+            .and_then(image_version)
+            .or_else(|| {
+                self.deployment
+                    .metadata
+                    .labels
+                    .as_ref()?
+                    .get("app.kubernetes.io/version")
+                    .map(|v| v.trim_start_matches('v').to_string())
+            })
+    }
+
+    /// `spec.selector.matchLabels` as a label selector string (sorted, deterministic).
+    pub fn pod_selector(&self) -> Option<String> {
+        let labels = self
+            .deployment
+            .spec
+            .as_ref()?
+            .selector
+            .match_labels
+            .as_ref()?;
+        if labels.is_empty() {
+            return None;
+        }
+        Some(
+            labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+    }
+
+    pub fn desired_replicas(&self) -> i32 {
+        self.deployment
+            .spec
+            .as_ref()
+            .and_then(|s| s.replicas)
+            .unwrap_or(1)
+    }
+
+    pub fn ready_replicas(&self) -> i32 {
+        self.deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.ready_replicas)
+            .unwrap_or(0)
+    }
+}
+
+/// A condition as Karpenter writes it (`status.conditions[]`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub last_transition_time: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Status {
+    pub conditions: Vec<Condition>,
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, Value>,
+}
+
+impl Status {
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+}
+
+/// `spec.template.spec.nodeClassRef` of a NodePool (all parts optional: v1beta1 leftovers
+/// lack `group` and `kind`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClassRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+}
+
+/// One scheduling requirement (`key`, `operator`, `values`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Requirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+    pub min_values: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaimTemplateSpec {
+    pub node_class_ref: Option<NodeClassRef>,
+    pub requirements: Vec<Requirement>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaimTemplate {
+    pub spec: NodeClaimTemplateSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodePoolSpec {
+    pub template: NodeClaimTemplate,
+    pub limits: BTreeMap<String, Value>,
+}
+
+/// `karpenter.sh/v1` NodePool (partial).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodePool {
+    pub metadata: ObjectMeta,
+    pub spec: NodePoolSpec,
+    pub status: Status,
+}
+
+impl NodePool {
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or("")
+    }
+    pub fn object(&self) -> String {
+        object_ref("NodePool", &self.metadata)
+    }
+}
+
+/// `karpenter.k8s.aws/v1` EC2NodeClass (partial; the spec grows with the checks that read it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Ec2NodeClass {
+    pub metadata: ObjectMeta,
+    pub spec: BTreeMap<String, Value>,
+    pub status: Status,
+}
+
+impl Ec2NodeClass {
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or("")
+    }
+}
+
+/// `karpenter.sh/v1` NodeClaim (partial).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaim {
+    pub metadata: ObjectMeta,
+    pub spec: BTreeMap<String, Value>,
+    pub status: Status,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_controller_images() {
+        assert!(is_controller_image(
+            "public.ecr.aws/karpenter/controller:1.8.1@sha256:abc"
+        ));
+        assert!(is_controller_image(
+            "111122223333.dkr.ecr.us-west-2.amazonaws.com/karpenter/controller:v1.0.7"
+        ));
+        assert!(is_controller_image("registry:5000/karpenter/controller"));
+        assert!(!is_controller_image("public.ecr.aws/karpenter/webhook:1.0"));
+        assert!(!is_controller_image("nginx:1.27"));
+    }
+
+    #[test]
+    fn reads_versions_from_tags() {
+        assert_eq!(
+            image_version("public.ecr.aws/karpenter/controller:1.8.1@sha256:abc").as_deref(),
+            Some("1.8.1")
+        );
+        assert_eq!(
+            image_version("r/karpenter/controller:v1.0.7").as_deref(),
+            Some("1.0.7")
+        );
+        assert_eq!(image_version("registry:5000/karpenter/controller"), None);
+        assert_eq!(
+            image_version("public.ecr.aws/karpenter/controller@sha256:abc"),
+            None
+        );
+    }
+
+    #[test]
+    fn nodepool_without_nodeclassref_parses() {
+        let np: NodePool = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "default"},
+            "spec": {"template": {"spec": {"requirements": []}}},
+            "unknownTopLevel": 1
+        }))
+        .unwrap();
+        assert_eq!(np.spec.template.spec.node_class_ref, None);
+        assert_eq!(np.object(), "NodePool/default");
+    }
+}

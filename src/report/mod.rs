@@ -1,0 +1,204 @@
+//! The report: one serde model, built once from the engine's outcomes; renderers only read
+//! it. The JSON form is a contract (`schema/report.v1.json`): fields are added, never renamed.
+
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::check::{Category, Finding, Severity, doc_url};
+use crate::engine::{Outcome, Status};
+use crate::target::Target;
+
+/// Version of the JSON report schema; bumped only for incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema_version: u32,
+    pub karpdoctor_version: String,
+    pub run_id: String,
+    pub started_at: String,
+    pub finished_at: String,
+    /// `live`, `replay` or `demo`.
+    pub mode: String,
+    pub target: Target,
+    pub summary: Summary,
+    pub checks: Vec<CheckReport>,
+    /// Problems of the run itself (not of the cluster), e.g. a fact that could not be read.
+    pub errors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Stats>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub checks: usize,
+    pub pass: usize,
+    pub fail: usize,
+    pub unknown: usize,
+    pub skip: usize,
+    /// Findings per severity.
+    pub error: usize,
+    pub warning: usize,
+    pub info: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckReport {
+    pub code: String,
+    pub slug: String,
+    pub title: String,
+    pub category: Category,
+    pub severity: Severity,
+    pub status: Status,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_permission: Option<String>,
+    pub findings: Vec<Finding>,
+    pub doc_url: String,
+}
+
+/// Run statistics, shown with `-v` and carried in JSON under `stats`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub wall_ms: u64,
+    /// API requests per service (`kubernetes`, `sts`, `eks`, …).
+    pub api_calls: BTreeMap<String, u64>,
+    /// API requests per operation.
+    pub operations: BTreeMap<String, u64>,
+    /// Facts read, and how many times each was fetched (always 1).
+    pub facts: Vec<FactStat>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FactStat {
+    pub fact: String,
+    pub fetches: u32,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// How a run ends, independent of the output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FINDINGS: u8 = 1;
+pub const EXIT_TROUBLE: u8 = 2;
+
+impl Report {
+    pub fn new(mode: &str, target: Target, outcomes: &[Outcome], started: jiff::Timestamp) -> Self {
+        let checks: Vec<CheckReport> = outcomes
+            .iter()
+            .map(|o| CheckReport {
+                code: o.info.code.to_string(),
+                slug: o.info.slug.to_string(),
+                title: o.info.title.to_string(),
+                category: o.info.category,
+                severity: o.info.severity,
+                status: o.status,
+                duration_ms: o.duration.as_millis() as u64,
+                reason: o.reason.clone(),
+                missing_permission: o.missing_permission.clone(),
+                findings: o.findings.clone(),
+                doc_url: doc_url(o.info.code),
+            })
+            .collect();
+        let summary = Summary::of(&checks);
+        Report {
+            schema_version: SCHEMA_VERSION,
+            karpdoctor_version: crate::VERSION.to_string(),
+            run_id: run_id(started),
+            started_at: started.to_string(),
+            finished_at: jiff::Timestamp::now().to_string(),
+            mode: mode.to_string(),
+            target,
+            summary,
+            checks,
+            errors: Vec::new(),
+            stats: None,
+        }
+    }
+
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.checks.iter().flat_map(|c| c.findings.iter())
+    }
+
+    /// The exit code: 1 when a finding is at or above `fail_on`; else 2 when no check could
+    /// conclude (every selected check unknown); else 0.
+    pub fn exit_code(&self, fail_on: FailOn) -> u8 {
+        let threshold = match fail_on {
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        };
+        if let Some(t) = threshold
+            && self.findings().any(|f| f.severity >= t)
+        {
+            return EXIT_FINDINGS;
+        }
+        let concluded = self
+            .checks
+            .iter()
+            .any(|c| matches!(c.status, Status::Pass | Status::Fail));
+        if !concluded && self.checks.iter().any(|c| c.status == Status::Unknown) {
+            return EXIT_TROUBLE;
+        }
+        EXIT_OK
+    }
+}
+
+impl Summary {
+    fn of(checks: &[CheckReport]) -> Self {
+        let mut s = Summary {
+            checks: checks.len(),
+            ..Summary::default()
+        };
+        for c in checks {
+            match c.status {
+                Status::Pass => s.pass += 1,
+                Status::Fail => s.fail += 1,
+                Status::Unknown => s.unknown += 1,
+                Status::Skip => s.skip += 1,
+            }
+            for f in &c.findings {
+                match f.severity {
+                    Severity::Error => s.error += 1,
+                    Severity::Warning => s.warning += 1,
+                    Severity::Info => s.info += 1,
+                }
+            }
+        }
+        s
+    }
+}
+
+/// A run id that sorts by time and is unique enough for correlating a ticket with logs.
+fn run_id(started: jiff::Timestamp) -> String {
+    let nanos = started.as_nanosecond();
+    format!("{:x}-{:04x}", nanos / 1_000_000, (nanos % 65_536) as u16)
+}
+
+/// The worst finding severity of a failed check (a check can report below its default).
+pub fn worst(check: &CheckReport) -> Option<Severity> {
+    check.findings.iter().map(|f| f.severity).max()
+}

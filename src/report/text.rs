@@ -1,0 +1,276 @@
+//! Human output: a header naming what was examined, checks grouped by category with a mark
+//! each, failures expanded (object, message, evidence, fix, explain), a summary table and a
+//! one-line verdict. Colour only when asked for or on a terminal; never with `NO_COLOR`.
+
+use std::fmt::Write;
+
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+use owo_colors::OwoColorize;
+
+use super::{CheckReport, Report, worst};
+use crate::check::{Category, Severity};
+use crate::engine::Status;
+use crate::sanitize::{for_terminal, one_line};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    pub color: bool,
+    /// Show passing checks' durations, evidence of every finding and run statistics.
+    pub verbose: bool,
+    /// Only failures and the verdict (`-q`).
+    pub quiet: bool,
+}
+
+/// Marks per outcome: pass, warning, error, unknown, skip (and info findings).
+pub fn mark(check: &CheckReport) -> &'static str {
+    match check.status {
+        Status::Pass => "✔",
+        Status::Fail => match worst(check) {
+            Some(Severity::Error) | None => "✖",
+            Some(Severity::Warning) => "‼",
+            Some(Severity::Info) => "ℹ",
+        },
+        Status::Unknown => "?",
+        Status::Skip => "–",
+    }
+}
+
+struct Paint(bool);
+
+impl Paint {
+    fn mark(&self, check: &CheckReport) -> String {
+        let m = mark(check);
+        if !self.0 {
+            return m.to_string();
+        }
+        match (check.status, worst(check)) {
+            (Status::Pass, _) => m.green().to_string(),
+            (Status::Fail, Some(Severity::Warning)) => m.yellow().to_string(),
+            (Status::Fail, Some(Severity::Info)) => m.blue().to_string(),
+            (Status::Fail, _) => m.red().to_string(),
+            (Status::Unknown, _) => m.magenta().to_string(),
+            (Status::Skip, _) => m.dimmed().to_string(),
+        }
+    }
+
+    fn bold(&self, s: &str) -> String {
+        if self.0 { s.bold().to_string() } else { s.to_string() }
+    }
+
+    fn dim(&self, s: &str) -> String {
+        if self.0 { s.dimmed().to_string() } else { s.to_string() }
+    }
+}
+
+pub fn render(report: &Report, opts: TextOptions) -> String {
+    let paint = Paint(opts.color);
+    let mut out = String::new();
+    header(&mut out, report, &paint);
+
+    for &category in Category::ALL {
+        let checks: Vec<&CheckReport> = report
+            .checks
+            .iter()
+            .filter(|c| c.category == category)
+            .filter(|c| !opts.quiet || matches!(c.status, Status::Fail | Status::Unknown))
+            .collect();
+        if checks.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{}", paint.bold(category.title()));
+        for check in checks {
+            check_line(&mut out, check, &paint, opts);
+        }
+    }
+
+    let unknown_for_permissions: Vec<&CheckReport> = report
+        .checks
+        .iter()
+        .filter(|c| c.missing_permission.is_some())
+        .collect();
+    if !unknown_for_permissions.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} check{} could not run: karpdoctor is missing {}",
+            unknown_for_permissions.len(),
+            if unknown_for_permissions.len() == 1 { "" } else { "s" },
+            unknown_for_permissions
+                .iter()
+                .filter_map(|c| c.missing_permission.as_deref())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+
+    if !opts.quiet {
+        out.push('\n');
+        out.push_str(&summary_table(report));
+        out.push('\n');
+    }
+    if opts.verbose
+        && let Some(stats) = &report.stats
+    {
+        let _ = writeln!(out, "\nStatistics");
+        let _ = writeln!(out, "  wall time: {} ms", stats.wall_ms);
+        let calls: Vec<String> = stats
+            .api_calls
+            .iter()
+            .map(|(svc, n)| format!("{svc} {n}"))
+            .collect();
+        let _ = writeln!(out, "  API calls: {}", if calls.is_empty() { "none".to_string() } else { calls.join(", ") });
+        for f in &stats.facts {
+            let _ = writeln!(
+                out,
+                "  fact {}: fetched {}× in {} ms{}",
+                one_line(&f.fact),
+                f.fetches,
+                f.duration_ms,
+                f.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{}", verdict(report, &paint));
+    out
+}
+
+fn header(out: &mut String, report: &Report, paint: &Paint) {
+    let t = &report.target;
+    let mut first = vec![format!("karpdoctor {}", report.karpdoctor_version)];
+    if report.mode != "live" {
+        first.push(format!("{} of a recorded cluster", report.mode));
+    }
+    first.push(format!("cluster {}", show(t.cluster.as_deref())));
+    first.push(format!("region {}", show(t.region.as_deref())));
+    if let Some(a) = &t.account {
+        first.push(format!("account {}", one_line(a)));
+    }
+    let _ = writeln!(out, "{}", paint.bold(&first.join(" · ")));
+    let mut second = Vec::new();
+    match (&t.karpenter_version, &t.karpenter_namespace) {
+        (Some(v), Some(ns)) => second.push(format!("Karpenter {} in {}", one_line(v), one_line(ns))),
+        (None, Some(ns)) => second.push(format!("Karpenter in {}", one_line(ns))),
+        _ => second.push("Karpenter controller not found".to_string()),
+    }
+    if let Some(k) = &t.kubernetes_version {
+        second.push(format!("Kubernetes {}", one_line(k)));
+    }
+    if let Some(c) = &t.kube_context {
+        second.push(format!("context {}", one_line(c)));
+    }
+    if let Some(id) = &t.aws_identity {
+        second.push(format!("as {}", one_line(id)));
+    }
+    let _ = writeln!(out, "{}", paint.dim(&second.join(" · ")));
+}
+
+fn show(v: Option<&str>) -> String {
+    v.map(one_line).unwrap_or_else(|| "(unknown)".to_string())
+}
+
+fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOptions) {
+    let timing = if opts.verbose {
+        paint.dim(&format!("  [{} ms]", check.duration_ms))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  {} {}  {}{}",
+        paint.mark(check),
+        check.code,
+        check.title,
+        timing
+    );
+    match check.status {
+        Status::Unknown | Status::Skip => {
+            if let Some(reason) = &check.reason {
+                let _ = writeln!(out, "      {}", paint.dim(&one_line(reason)));
+            }
+        }
+        Status::Fail => {
+            for f in &check.findings {
+                let _ = writeln!(out, "      {}: {}", one_line(&f.object), one_line(&f.message));
+                for (name, value) in &f.evidence {
+                    let value = match value {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    let _ = writeln!(out, "          {}: {}", one_line(name), one_line(&value));
+                }
+                if !f.hint.is_empty() {
+                    let _ = writeln!(out, "        try: {}", one_line(&f.hint));
+                }
+                for cmd in &f.remediation.commands {
+                    let _ = writeln!(out, "        fix: {}", for_terminal(cmd));
+                }
+            }
+            let _ = writeln!(
+                out,
+                "        {}",
+                paint.dim(&format!("→ karpdoctor explain {}", check.code))
+            );
+        }
+        Status::Pass => {}
+    }
+}
+
+fn summary_table(report: &Report) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::UTF8_FULL_CONDENSED)
+        .force_no_tty()
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec!["category", "pass", "fail", "unknown", "skip"]);
+    for &category in Category::ALL {
+        let checks: Vec<&CheckReport> = report.checks.iter().filter(|c| c.category == category).collect();
+        if checks.is_empty() {
+            continue;
+        }
+        let count = |s: Status| checks.iter().filter(|c| c.status == s).count().to_string();
+        table.add_row(vec![
+            Cell::new(category.title()),
+            Cell::new(count(Status::Pass)).set_alignment(CellAlignment::Right),
+            Cell::new(count(Status::Fail)).set_alignment(CellAlignment::Right),
+            Cell::new(count(Status::Unknown)).set_alignment(CellAlignment::Right),
+            Cell::new(count(Status::Skip)).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    table.to_string()
+}
+
+/// The closing line: the worst outcome's mark and the counts.
+fn verdict(report: &Report, paint: &Paint) -> String {
+    let s = &report.summary;
+    let (mark, words) = if s.error > 0 {
+        ("✖", "Karpenter has problems that block nodes")
+    } else if s.warning > 0 {
+        ("‼", "Karpenter works, with warnings")
+    } else if s.fail > 0 {
+        ("ℹ", "no problems; see the notes above")
+    } else if s.pass == 0 && s.unknown > 0 {
+        ("?", "nothing could be checked")
+    } else if s.unknown > 0 {
+        ("?", "no problems found in what could be checked")
+    } else {
+        ("✔", "no problems found")
+    };
+    let text = format!(
+        "{mark} {words}: {} error{}, {} warning{}, {} info · {} passed, {} failed, {} unknown, {} skipped",
+        s.error,
+        plural(s.error),
+        s.warning,
+        plural(s.warning),
+        s.info,
+        s.pass,
+        s.fail,
+        s.unknown,
+        s.skip
+    );
+    paint.bold(&text)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
