@@ -450,12 +450,18 @@ fn print(text: &str) -> Result<(), Error> {
     }
 }
 
-/// Runs the selected checks on a bundle (scenario tests and benchmarks use this).
-pub async fn run_bundle(bundle: Bundle, args: &ReportArgs) -> Result<RunOutput, Error> {
+/// Runs the selected checks on a bundle (scenario tests and benchmarks use this). With
+/// `record`, the context keeps every fact read, for [`Context::recording`].
+pub async fn run_bundle(bundle: Bundle, args: &ReportArgs, record: bool) -> Result<RunOutput, Error> {
     let only = parse_selectors(&args.only)?;
     let skip = parse_selectors(&args.skip)?;
     let checks = registry::select(&only, &skip);
-    execute(Source::Replay(bundle), &TargetArgs::default(), args, &checks).await
+    let target = TargetArgs {
+        // Only the flag's presence matters to `execute`; nothing is written here.
+        record: record.then(std::path::PathBuf::new),
+        ..TargetArgs::default()
+    };
+    execute(Source::Replay(bundle), &target, args, &checks).await
 }
 
 /// The kinds of fact a set of checks may read.

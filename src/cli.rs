@@ -79,7 +79,7 @@ pub struct TargetArgs {
     #[arg(short = 'n', long, value_name = "NAMESPACE", help_heading = "Target")]
     pub namespace: Option<String>,
     /// Also write every fact read (and every error) to a bundle FILE, for support or --replay
-    #[arg(long, value_name = "FILE", help_heading = "Target", conflicts_with = "replay")]
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub record: Option<PathBuf>,
     /// Judge a recorded bundle offline instead of the live APIs
     #[arg(long, value_name = "FILE", help_heading = "Target")]

@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
-use crate::facts::{CallerIdentity, EksCluster, FactError, FactKey, KubeVersion};
+use crate::facts::{CallerIdentity, EksCluster, FactError, FactKey, FactKind, KubeVersion};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
 use crate::target::{Hints, Target};
 
@@ -33,8 +33,14 @@ pub struct FetchStat {
     pub error: Option<String>,
 }
 
+tokio::task_local! {
+    /// The check whose task is running, so fact reads can be attributed to it.
+    pub static CURRENT_CHECK: &'static str;
+}
+
 pub struct Context {
     backend: Backend,
+    reads: Mutex<BTreeMap<&'static str, std::collections::BTreeSet<FactKind>>>,
     cells: Mutex<HashMap<FactKey, Cell>>,
     recorded: Option<Mutex<BTreeMap<FactKey, Result<Value, FactError>>>>,
     stats: Mutex<BTreeMap<FactKey, FetchStat>>,
@@ -48,6 +54,7 @@ impl Context {
         Context {
             backend,
             cells: Mutex::new(HashMap::new()),
+            reads: Mutex::new(BTreeMap::new()),
             recorded: record.then(|| Mutex::new(BTreeMap::new())),
             stats: Mutex::new(BTreeMap::new()),
             hints,
@@ -79,6 +86,11 @@ impl Context {
             .unwrap_or_default()
     }
 
+    /// The fact kinds each check read in this run (checks are identified by code).
+    pub fn reads(&self) -> BTreeMap<&'static str, std::collections::BTreeSet<FactKind>> {
+        lock(&self.reads).clone()
+    }
+
     /// Fetch statistics per fact key.
     pub fn fetch_stats(&self) -> BTreeMap<FactKey, FetchStat> {
         lock(&self.stats).clone()
@@ -90,6 +102,9 @@ impl Context {
     where
         T: DeserializeOwned + Send + Sync + 'static,
     {
+        if let Ok(code) = CURRENT_CHECK.try_with(|c| *c) {
+            lock(&self.reads).entry(code).or_default().insert(key.kind());
+        }
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
         let shared = cell
             .get_or_init(|| async {

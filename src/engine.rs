@@ -65,7 +65,9 @@ pub async fn run(ctx: Arc<Context>, checks: &[&'static CheckInfo], options: &Run
             let started = Instant::now();
             let handle = tokio::spawn(async move {
                 let cx = CheckCx { ctx, info };
-                tokio::time::timeout(budget, (info.run)(&cx)).await
+                crate::context::CURRENT_CHECK
+                    .scope(info.code, tokio::time::timeout(budget, (info.run)(&cx)))
+                    .await
             });
             // Abort on drop so a timed-out check cannot keep fetching after the run is over.
             let abort = handle.abort_handle();
@@ -159,7 +161,7 @@ pub fn judge(
         Err(FactError::NotInstalled { what }) => Outcome {
             info,
             status: Status::Skip,
-            reason: Some(what),
+            reason: Some(format!("not applicable: {what} is not served by this cluster")),
             missing_permission: None,
             findings: Vec::new(),
             duration,

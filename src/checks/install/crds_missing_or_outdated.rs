@@ -10,7 +10,7 @@ declare_check! {
         title: "Karpenter's CRDs are installed and serve the v1 API",
         category: Install,
         severity: Error,
-        needs: [Crd, ControllerDeployments],
+        needs: [Crd],
         run: crds_missing_or_outdated,
     }
 }
