@@ -12,7 +12,10 @@ use crate::backend::live::{Live, LiveOptions};
 use crate::backend::recorded::Recorded;
 use crate::bundle::Bundle;
 use crate::check::CheckInfo;
-use crate::cli::{CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, ReportArgs, TargetArgs};
+use crate::cli::{
+    CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, ReportArgs,
+    TargetArgs,
+};
 use crate::context::Context;
 use crate::engine::{self, RunOptions};
 use crate::error::Error;
@@ -47,7 +50,7 @@ pub async fn run(cli: Cli) -> u8 {
 
 async fn check(args: CheckArgs) -> Result<u8, Error> {
     let source = match &args.target.replay {
-        Some(path) => Source::Replay(Bundle::read(path)?),
+        Some(path) => Source::Replay(Box::new(Bundle::read(path)?)),
         None => Source::Live,
     };
     run_checks(source, &args.target, &args.report).await
@@ -55,7 +58,7 @@ async fn check(args: CheckArgs) -> Result<u8, Error> {
 
 pub enum Source {
     Live,
-    Replay(Bundle),
+    Replay(Box<Bundle>),
     Demo,
 }
 
@@ -79,14 +82,19 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
     let code = out.report.exit_code(fail_on);
 
     if let Some(path) = &target.record {
-        Bundle::new(out.context.hints().clone(), out.report.target.clone(), out.context.recording())
-            .write(path)?;
+        Bundle::new(
+            out.context.hints().clone(),
+            out.report.target.clone(),
+            out.context.recording(),
+        )
+        .write(path)?;
     }
     let color = match args.color {
         ColorArg::Always => true,
         ColorArg::Never => false,
         ColorArg::Auto => {
-            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
     let rendered = match args.output {
@@ -127,11 +135,20 @@ pub async fn execute(
         Source::Demo => {
             let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?;
             let hints = merge(flag_hints, bundle.hints.clone());
-            (Backend::Recorded(Recorded::from_bundle(bundle)), hints, "demo")
+            (
+                Backend::Recorded(Recorded::from_bundle(bundle)),
+                hints,
+                "demo",
+            )
         }
         Source::Replay(bundle) => {
+            let bundle = *bundle;
             let hints = merge(flag_hints, bundle.hints.clone());
-            (Backend::Recorded(Recorded::from_bundle(bundle)), hints, "replay")
+            (
+                Backend::Recorded(Recorded::from_bundle(bundle)),
+                hints,
+                "replay",
+            )
         }
         Source::Live => {
             let live = Live::connect(
@@ -145,8 +162,13 @@ pub async fn execute(
                 log.clone(),
             )
             .await?;
-            let region = within(deadline, args.timeout, "reading the AWS configuration", live.chain_region())
-                .await?;
+            let region = within(
+                deadline,
+                args.timeout,
+                "reading the AWS configuration",
+                live.chain_region(),
+            )
+            .await?;
             let hints = Hints {
                 region: flag_hints.region.clone().or(region),
                 kube_context: live.kube_target.context.clone(),
@@ -158,9 +180,13 @@ pub async fn execute(
     };
     let ctx = Arc::new(Context::new(backend, hints, target_args.record.is_some()));
 
-    let needs_aws = checks
-        .iter()
-        .any(|c| c.needs.iter().any(|k| k.operations().iter().any(|op| matches!(op, crate::facts::ApiOp::Aws { .. }))));
+    let needs_aws = checks.iter().any(|c| {
+        c.needs.iter().any(|k| {
+            k.operations()
+                .iter()
+                .any(|op| matches!(op, crate::facts::ApiOp::Aws { .. }))
+        })
+    });
     let (target, notes) = within(
         deadline,
         args.timeout,
@@ -235,7 +261,11 @@ async fn resolve_target(ctx: &Context, needs_aws: bool) -> Result<(Target, Vec<S
     let hints = ctx.hints().clone();
     let kube_version = match ctx.kube_version().await {
         Ok(v) => Some(v),
-        Err(e @ (FactError::Unreachable { .. } | FactError::Timeout { .. } | FactError::NoCredentials { .. })) => {
+        Err(
+            e @ (FactError::Unreachable { .. }
+            | FactError::Timeout { .. }
+            | FactError::NoCredentials { .. }),
+        ) => {
             let server = match ctx.backend() {
                 Backend::Live(live) => live.kube_target.server.clone(),
                 Backend::Recorded(_) => None,
@@ -257,7 +287,9 @@ async fn resolve_target(ctx: &Context, needs_aws: bool) -> Result<(Target, Vec<S
             None
         }
     };
-    let controller = controller.as_ref().map(|(deps, i)| ControllerDeployment::new(&deps[*i]));
+    let controller = controller
+        .as_ref()
+        .map(|(deps, i)| ControllerDeployment::new(&deps[*i]));
     let cluster = hints.resolve_cluster(controller.as_ref());
     let region = hints.resolve_region(controller.as_ref());
     if let Backend::Live(live) = ctx.backend() {
@@ -302,7 +334,10 @@ async fn resolve_target(ctx: &Context, needs_aws: bool) -> Result<(Target, Vec<S
         }
         Err(e @ (FactError::Unreachable { .. } | FactError::Timeout { .. })) if needs_aws => {
             return Err(Error::Aws {
-                reason: format!("cannot reach AWS STS in {}: {e}", region.unwrap_or_default()),
+                reason: format!(
+                    "cannot reach AWS STS in {}: {e}",
+                    region.unwrap_or_default()
+                ),
             });
         }
         Err(e) => notes.push(format!("AWS identity: {e}")),
@@ -349,7 +384,9 @@ fn progress_bar(total: usize, args: &ReportArgs) -> Option<indicatif::ProgressBa
         Some(total as u64),
         indicatif::ProgressDrawTarget::stderr(),
     );
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} checking {pos}/{len} {msg}") {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} checking {pos}/{len} {msg}")
+    {
         bar.set_style(style);
     }
     bar.enable_steady_tick(Duration::from_millis(120));
@@ -393,7 +430,13 @@ fn list(args: &ListArgs) -> Result<u8, Error> {
                 .set_content_arrangement(ContentArrangement::Disabled)
                 .set_header(vec!["CODE", "SLUG", "CATEGORY", "SEVERITY", "TITLE"]);
             for c in registry::CHECKS {
-                table.add_row(vec![c.code, c.slug, c.category.slug(), c.severity.as_str(), c.title]);
+                table.add_row(vec![
+                    c.code,
+                    c.slug,
+                    c.category.slug(),
+                    c.severity.as_str(),
+                    c.title,
+                ]);
             }
             let mut text = table.to_string();
             text.push('\n');
@@ -432,7 +475,8 @@ fn explain(args: &ExplainArgs) -> Result<u8, Error> {
 }
 
 fn json_text(value: &impl serde::Serialize) -> String {
-    let mut s = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
@@ -452,7 +496,11 @@ fn print(text: &str) -> Result<(), Error> {
 
 /// Runs the selected checks on a bundle (scenario tests and benchmarks use this). With
 /// `record`, the context keeps every fact read, for [`Context::recording`].
-pub async fn run_bundle(bundle: Bundle, args: &ReportArgs, record: bool) -> Result<RunOutput, Error> {
+pub async fn run_bundle(
+    bundle: Bundle,
+    args: &ReportArgs,
+    record: bool,
+) -> Result<RunOutput, Error> {
     let only = parse_selectors(&args.only)?;
     let skip = parse_selectors(&args.skip)?;
     let checks = registry::select(&only, &skip);
@@ -461,12 +509,15 @@ pub async fn run_bundle(bundle: Bundle, args: &ReportArgs, record: bool) -> Resu
         record: record.then(std::path::PathBuf::new),
         ..TargetArgs::default()
     };
-    execute(Source::Replay(bundle), &target, args, &checks).await
+    execute(Source::Replay(Box::new(bundle)), &target, args, &checks).await
 }
 
 /// The kinds of fact a set of checks may read.
 pub fn needed_kinds(checks: &[&'static CheckInfo]) -> Vec<FactKind> {
-    let mut kinds: Vec<FactKind> = checks.iter().flat_map(|c| c.needs.iter().copied()).collect();
+    let mut kinds: Vec<FactKind> = checks
+        .iter()
+        .flat_map(|c| c.needs.iter().copied())
+        .collect();
     kinds.sort();
     kinds.dedup();
     kinds

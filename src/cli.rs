@@ -92,10 +92,20 @@ pub struct ReportArgs {
     #[arg(short, long, value_enum, default_value_t = Output::Text, help_heading = "Output")]
     pub output: Output,
     /// Run only these checks: codes, slugs or categories (comma-separated or repeated)
-    #[arg(long, value_delimiter = ',', value_name = "CHECKS", help_heading = "Selection")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "CHECKS",
+        help_heading = "Selection"
+    )]
     pub only: Vec<String>,
     /// Skip these checks: codes, slugs or categories (comma-separated or repeated)
-    #[arg(long, value_delimiter = ',', value_name = "CHECKS", help_heading = "Selection")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "CHECKS",
+        help_heading = "Selection"
+    )]
     pub skip: Vec<String>,
     /// Lowest finding severity that makes the exit code 1
     #[arg(long, value_enum, default_value_t = FailOnArg::Error, value_name = "SEVERITY", help_heading = "Selection")]
@@ -204,10 +214,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" => value,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(format!("\"{s}\": unknown unit \"{unit}\" (use ms, s, m or h)")),
+        _ => {
+            return Err(format!(
+                "\"{s}\": unknown unit \"{unit}\" (use ms, s, m or h)"
+            ));
+        }
     };
     if !(seconds > 0.0 && seconds.is_finite() && seconds < 86_400.0) {
-        return Err(format!("\"{s}\" must be more than zero and less than a day"));
+        return Err(format!(
+            "\"{s}\" must be more than zero and less than a day"
+        ));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -225,7 +241,10 @@ mod tests {
     #[test]
     fn durations() {
         assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("1500ms").unwrap(), Duration::from_millis(1500));
+        assert_eq!(
+            parse_duration("1500ms").unwrap(),
+            Duration::from_millis(1500)
+        );
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("ten").is_err());
@@ -234,7 +253,8 @@ mod tests {
 
     #[test]
     fn bare_invocation_is_a_check_run() {
-        let cli = Cli::try_parse_from(["karpdoctor", "-o", "json", "--only", "KD1001,install"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["karpdoctor", "-o", "json", "--only", "KD1001,install"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.check.report.output, Output::Json);
         assert_eq!(cli.check.report.only, ["KD1001", "install"]);

@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -103,7 +103,10 @@ impl Context {
         T: DeserializeOwned + Send + Sync + 'static,
     {
         if let Ok(code) = CURRENT_CHECK.try_with(|c| *c) {
-            lock(&self.reads).entry(code).or_default().insert(key.kind());
+            lock(&self.reads)
+                .entry(code)
+                .or_default()
+                .insert(key.kind());
         }
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
         let shared = cell
@@ -191,7 +194,10 @@ impl Context {
         .await
     }
 
-    pub async fn crd(&self, name: &str) -> Result<Arc<Option<CustomResourceDefinition>>, FactError> {
+    pub async fn crd(
+        &self,
+        name: &str,
+    ) -> Result<Arc<Option<CustomResourceDefinition>>, FactError> {
         self.get(FactKey::Crd {
             name: name.to_string(),
         })

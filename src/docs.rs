@@ -128,7 +128,10 @@ mod tests {
             ..Target::default()
         };
         assert_eq!(
-            fill("--set settings.clusterName=${CLUSTER_NAME} --region ${AWS_REGION}", &target),
+            fill(
+                "--set settings.clusterName=${CLUSTER_NAME} --region ${AWS_REGION}",
+                &target
+            ),
             "--set settings.clusterName=prod --region ${AWS_REGION}"
         );
     }

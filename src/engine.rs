@@ -52,7 +52,11 @@ pub struct RunOptions {
 }
 
 /// Runs `checks` against `ctx` and returns one outcome per check, in the order given.
-pub async fn run(ctx: Arc<Context>, checks: &[&'static CheckInfo], options: &RunOptions) -> Vec<Outcome> {
+pub async fn run(
+    ctx: Arc<Context>,
+    checks: &[&'static CheckInfo],
+    options: &RunOptions,
+) -> Vec<Outcome> {
     prefetch(&ctx, checks);
     let tasks = checks.iter().map(|&info| {
         let ctx = Arc::clone(&ctx);
@@ -111,7 +115,10 @@ pub async fn run(ctx: Arc<Context>, checks: &[&'static CheckInfo], options: &Run
 /// Starts fetching the parameterless facts the selected checks declare, so that checks which
 /// read several facts one after another find them already in flight.
 fn prefetch(ctx: &Arc<Context>, checks: &[&'static CheckInfo]) {
-    let mut kinds: Vec<FactKind> = checks.iter().flat_map(|c| c.needs.iter().copied()).collect();
+    let mut kinds: Vec<FactKind> = checks
+        .iter()
+        .flat_map(|c| c.needs.iter().copied())
+        .collect();
     kinds.sort();
     kinds.dedup();
     for key in kinds.into_iter().filter_map(FactKind::parameterless_key) {
@@ -121,7 +128,7 @@ fn prefetch(ctx: &Arc<Context>, checks: &[&'static CheckInfo]) {
 }
 
 fn humanize(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
@@ -161,7 +168,9 @@ pub fn judge(
         Err(FactError::NotInstalled { what }) => Outcome {
             info,
             status: Status::Skip,
-            reason: Some(format!("not applicable: {what} is not served by this cluster")),
+            reason: Some(format!(
+                "not applicable: {what} is not served by this cluster"
+            )),
             missing_permission: None,
             findings: Vec::new(),
             duration,

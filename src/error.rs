@@ -15,7 +15,9 @@ pub enum Error {
     NoAwsCredentials { reason: String },
     #[error("AWS: {reason}")]
     Aws { reason: String },
-    #[error("EKS cluster \"{cluster}\" was not found in region {region} (check --cluster and --region)")]
+    #[error(
+        "EKS cluster \"{cluster}\" was not found in region {region} (check --cluster and --region)"
+    )]
     ClusterNotFound { cluster: String, region: String },
     #[error("{path}: not a usable karpdoctor bundle: {reason}")]
     BadBundle { path: String, reason: String },

@@ -21,7 +21,10 @@ pub enum FactKey {
     /// Deployments that run the Karpenter controller image, in one namespace or in all.
     ControllerDeployments { namespace: Option<String> },
     /// Pods of one namespace matching a label selector (server-side).
-    Pods { namespace: String, label_selector: String },
+    Pods {
+        namespace: String,
+        label_selector: String,
+    },
     /// One CustomResourceDefinition by name; absent is `null`, not an error.
     Crd { name: String },
     /// `karpenter.sh/v1` NodePools.
@@ -71,9 +74,9 @@ impl fmt::Display for ApiOp {
         match self {
             ApiOp::Kube {
                 verb,
-                group,
+                group: "",
                 resource,
-            } if group.is_empty() => write!(f, "{verb} {resource}"),
+            } => write!(f, "{verb} {resource}"),
             ApiOp::Kube {
                 verb,
                 group,
@@ -126,7 +129,11 @@ impl FactKind {
             FactKind::KubeVersion => &[],
             FactKind::ControllerDeployments => ops![kube("list", "apps", "deployments")],
             FactKind::Pods => ops![kube("list", "", "pods")],
-            FactKind::Crd => ops![kube("get", "apiextensions.k8s.io", "customresourcedefinitions")],
+            FactKind::Crd => ops![kube(
+                "get",
+                "apiextensions.k8s.io",
+                "customresourcedefinitions"
+            )],
             FactKind::NodePools => ops![kube("list", "karpenter.sh", "nodepools")],
             FactKind::Ec2NodeClasses => ops![kube("list", "karpenter.k8s.aws", "ec2nodeclasses")],
             FactKind::NodeClaims => ops![kube("list", "karpenter.sh", "nodeclaims")],
@@ -195,7 +202,11 @@ impl fmt::Display for FactKey {
 /// that needed it. `Forbidden` always means karpdoctor's *own* identity lacks a permission,
 /// never that the cluster is misconfigured: checks turn it into `unknown`, not a verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum FactError {
     #[error("karpdoctor lacks permission {permission}: {message}")]
     Forbidden { permission: String, message: String },

@@ -119,7 +119,11 @@ fn iam_prefix(service: &str) -> String {
 
 /// Classifies a Kubernetes request by method and path and decides. Discovery and `/version`
 /// are always allowed (read-only, no RBAC needed).
-pub fn check_kube(method: &http::Method, path: &str, query: Option<&str>) -> Result<String, Refused> {
+pub fn check_kube(
+    method: &http::Method,
+    path: &str,
+    query: Option<&str>,
+) -> Result<String, Refused> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, rest): (&str, &[&str]) = match segments.as_slice() {
         ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _] => {
@@ -157,7 +161,8 @@ pub fn check_kube(method: &http::Method, path: &str, query: Option<&str>) -> Res
             });
         }
     };
-    let watching = query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    let watching =
+        query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
     let verb = match *method {
         http::Method::GET if watching => "watch",
         http::Method::GET if has_name => "get",
@@ -283,7 +288,12 @@ mod tests {
     #[test]
     fn kube_reads_are_classified() {
         assert_eq!(
-            check_kube(&Method::GET, "/apis/karpenter.sh/v1/nodepools", Some("limit=500")).unwrap(),
+            check_kube(
+                &Method::GET,
+                "/apis/karpenter.sh/v1/nodepools",
+                Some("limit=500")
+            )
+            .unwrap(),
             "list nodepools.karpenter.sh"
         );
         assert_eq!(
@@ -305,10 +315,16 @@ mod tests {
     #[test]
     fn kube_writes_are_refused() {
         for (method, path) in [
-            (Method::DELETE, "/api/v1/namespaces/karpenter/pods/karpenter-1"),
+            (
+                Method::DELETE,
+                "/api/v1/namespaces/karpenter/pods/karpenter-1",
+            ),
             (Method::POST, "/apis/karpenter.sh/v1/nodepools"),
             (Method::PATCH, "/apis/karpenter.sh/v1/nodepools/default"),
-            (Method::PUT, "/api/v1/namespaces/kube-system/configmaps/aws-auth"),
+            (
+                Method::PUT,
+                "/api/v1/namespaces/kube-system/configmaps/aws-auth",
+            ),
             (Method::DELETE, "/api/v1/namespaces/karpenter/pods"),
             (Method::POST, "/version"),
         ] {
@@ -319,7 +335,8 @@ mod tests {
 
     #[test]
     fn kube_reads_of_undeclared_resources_are_refused() {
-        let err = check_kube(&Method::GET, "/api/v1/namespaces/kube-system/secrets", None).unwrap_err();
+        let err =
+            check_kube(&Method::GET, "/api/v1/namespaces/kube-system/secrets", None).unwrap_err();
         assert_eq!(err.why, "not declared by any fact");
     }
 

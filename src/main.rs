@@ -10,7 +10,10 @@ fn main() -> ExitCode {
         eprintln!("karpdoctor: internal error: {info} (please report this)");
     }));
     let cli = karpdoctor::cli::Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("karpdoctor: cannot start the async runtime: {e}");

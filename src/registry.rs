@@ -92,14 +92,20 @@ mod tests {
     #[test]
     fn finds_by_code_and_slug() {
         assert_eq!(find("kd1001").map(|c| c.code), Some("KD1001"));
-        assert_eq!(find("controller-not-running").map(|c| c.code), Some("KD1001"));
+        assert_eq!(
+            find("controller-not-running").map(|c| c.code),
+            Some("KD1001")
+        );
         assert!(find("KD9999").is_none());
     }
 
     #[test]
     fn suggests_close_codes() {
         assert_eq!(suggest("KD1010").as_deref(), Some("KD1001"));
-        assert_eq!(suggest("controller-not-runing").as_deref(), Some("controller-not-running"));
+        assert_eq!(
+            suggest("controller-not-runing").as_deref(),
+            Some("controller-not-running")
+        );
         assert_eq!(suggest("zzzzzzzz"), None);
     }
 

@@ -61,7 +61,11 @@ impl Hints {
     pub fn resolve_cluster(&self, controller: Option<&ControllerDeployment>) -> Option<String> {
         self.cluster
             .clone()
-            .or_else(|| controller.and_then(|c| c.env("CLUSTER_NAME")).map(str::to_string))
+            .or_else(|| {
+                controller
+                    .and_then(|c| c.env("CLUSTER_NAME"))
+                    .map(str::to_string)
+            })
             .or_else(|| {
                 self.kube_context_cluster
                     .as_deref()
@@ -80,7 +84,11 @@ impl Hints {
                     .and_then(cluster_from_context)
                     .and_then(|(_, region)| region)
             })
-            .or_else(|| controller.and_then(|c| c.env("AWS_REGION")).map(str::to_string))
+            .or_else(|| {
+                controller
+                    .and_then(|c| c.env("AWS_REGION"))
+                    .map(str::to_string)
+            })
     }
 }
 

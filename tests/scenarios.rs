@@ -2,6 +2,8 @@
 //! backend. `expect.json` states which checks must fail, be unknown or be skipped (reasoned
 //! from the scenario, not copied from output); text and JSON reports are snapshot-tested.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -61,8 +63,10 @@ fn codes_with(report: &Report, status: Status) -> BTreeSet<String> {
 }
 
 fn schema() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json"))
-        .expect("schema file");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json"),
+    )
+    .expect("schema file");
     let schema: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
     jsonschema::validator_for(&schema).expect("schema compiles")
 }
@@ -81,29 +85,70 @@ async fn every_scenario_fires_exactly_the_expected_checks() {
     for name in scenarios() {
         let (out, expect) = run(&name).await;
         let report = &out.report;
-        assert!(!expect.description.is_empty(), "{name}: expect.json needs a description");
-        assert_eq!(codes_with(report, Status::Fail), expect.failing, "{name}: failing checks");
-        assert_eq!(codes_with(report, Status::Unknown), expect.unknown, "{name}: unknown checks");
-        assert_eq!(codes_with(report, Status::Skip), expect.skipped, "{name}: skipped checks");
-        assert_eq!(report.exit_code(FailOn::Error), expect.exit_code, "{name}: exit code");
+        assert!(
+            !expect.description.is_empty(),
+            "{name}: expect.json needs a description"
+        );
+        assert_eq!(
+            codes_with(report, Status::Fail),
+            expect.failing,
+            "{name}: failing checks"
+        );
+        assert_eq!(
+            codes_with(report, Status::Unknown),
+            expect.unknown,
+            "{name}: unknown checks"
+        );
+        assert_eq!(
+            codes_with(report, Status::Skip),
+            expect.skipped,
+            "{name}: skipped checks"
+        );
+        assert_eq!(
+            report.exit_code(FailOn::Error),
+            expect.exit_code,
+            "{name}: exit code"
+        );
 
         // Every unknown says why; a permission problem names the permission.
         for c in report.checks.iter().filter(|c| c.status == Status::Unknown) {
-            assert!(c.reason.is_some(), "{name}: {} unknown without reason", c.code);
+            assert!(
+                c.reason.is_some(),
+                "{name}: {} unknown without reason",
+                c.code
+            );
         }
         // Findings name their object and say what to do.
         for f in report.findings() {
-            assert!(!f.object.is_empty() && !f.message.is_empty(), "{name}: {f:?}");
-            assert!(!f.hint.is_empty() || !f.remediation.commands.is_empty(), "{name}: {} has no fix", f.code);
+            assert!(
+                !f.object.is_empty() && !f.message.is_empty(),
+                "{name}: {f:?}"
+            );
+            assert!(
+                !f.hint.is_empty() || !f.remediation.commands.is_empty(),
+                "{name}: {} has no fix",
+                f.code
+            );
             assert!(f.doc_url.ends_with(&format!("/checks/{}.md", f.code)));
         }
         // Each fact is fetched once per run, however many checks read it.
         for (key, stat) in out.context.fetch_stats() {
-            assert_eq!(stat.fetches, 1, "{name}: {key} fetched {} times", stat.fetches);
+            assert_eq!(
+                stat.fetches, 1,
+                "{name}: {key} fetched {} times",
+                stat.fetches
+            );
         }
-        let json: serde_json::Value = serde_json::from_str(&report::json::render(report)).expect("json");
-        let errors: Vec<String> = validator.iter_errors(&json).map(|e| format!("{e} at {}", e.instance_path())).collect();
-        assert!(errors.is_empty(), "{name}: report violates the schema: {errors:#?}");
+        let json: serde_json::Value =
+            serde_json::from_str(&report::json::render(report)).expect("json");
+        let errors: Vec<String> = validator
+            .iter_errors(&json)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name}: report violates the schema: {errors:#?}"
+        );
     }
 }
 
@@ -114,12 +159,19 @@ async fn healthy_scenarios_fire_nothing_and_every_check_fires_somewhere() {
         let (_, expect) = load(&name);
         if name.starts_with("healthy") {
             assert!(expect.failing.is_empty(), "{name} must not expect failures");
-            assert!(expect.unknown.is_empty(), "{name} must conclude every check");
+            assert!(
+                expect.unknown.is_empty(),
+                "{name} must conclude every check"
+            );
         }
         fired.extend(expect.failing);
     }
     for c in CHECKS {
-        assert!(fired.contains(c.code), "{} is not fired by any fixture", c.code);
+        assert!(
+            fired.contains(c.code),
+            "{} is not fired by any fixture",
+            c.code
+        );
     }
 }
 
@@ -135,8 +187,17 @@ async fn checks_read_exactly_the_facts_they_declare() {
     for c in CHECKS {
         let declared: BTreeSet<FactKind> = c.needs.iter().copied().collect();
         let actual = read.get(c.code).cloned().unwrap_or_default();
-        assert!(actual.is_subset(&declared), "{} reads undeclared facts: {:?}", c.code, actual.difference(&declared).collect::<Vec<_>>());
-        assert_eq!(actual, declared, "{} declares facts no scenario makes it read", c.code);
+        assert!(
+            actual.is_subset(&declared),
+            "{} reads undeclared facts: {:?}",
+            c.code,
+            actual.difference(&declared).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            actual, declared,
+            "{} declares facts no scenario makes it read",
+            c.code
+        );
     }
 }
 
@@ -144,17 +205,42 @@ async fn checks_read_exactly_the_facts_they_declare() {
 async fn recording_a_replay_replays_to_the_same_report() {
     for name in scenarios() {
         let (out, _) = run(&name).await;
-        let recorded = Bundle::new(out.context.hints().clone(), out.report.target.clone(), out.context.recording());
-        let again = app::run_bundle(recorded, &ReportArgs::default(), false).await.expect("replay of the recording");
-        assert_eq!(verdicts(&out.report), verdicts(&again.report), "{name}: record → replay changed the report");
-        assert_eq!(out.report.target, again.report.target, "{name}: target changed");
+        let recorded = Bundle::new(
+            out.context.hints().clone(),
+            out.report.target.clone(),
+            out.context.recording(),
+        );
+        let again = app::run_bundle(recorded, &ReportArgs::default(), false)
+            .await
+            .expect("replay of the recording");
+        assert_eq!(
+            verdicts(&out.report),
+            verdicts(&again.report),
+            "{name}: record → replay changed the report"
+        );
+        assert_eq!(
+            out.report.target, again.report.target,
+            "{name}: target changed"
+        );
     }
 }
 
-fn verdicts(r: &Report) -> Vec<(String, Status, Vec<(String, String)>)> {
+/// What a check concluded, and about which objects: (code, status, [(object, message)]).
+type Verdict = (String, Status, Vec<(String, String)>);
+
+fn verdicts(r: &Report) -> Vec<Verdict> {
     r.checks
         .iter()
-        .map(|c| (c.code.clone(), c.status, c.findings.iter().map(|f| (f.object.clone(), f.message.clone())).collect()))
+        .map(|c| {
+            (
+                c.code.clone(),
+                c.status,
+                c.findings
+                    .iter()
+                    .map(|f| (f.object.clone(), f.message.clone()))
+                    .collect(),
+            )
+        })
         .collect()
 }
 
@@ -180,8 +266,21 @@ async fn reports_match_snapshots() {
 
 fn redact_markdown(md: &str) -> String {
     md.lines()
-        .map(|l| if l.starts_with("| run |") { "| run | [run] |" } else if l.starts_with("| karpdoctor |") { "| karpdoctor | [version] |" } else { l })
-        .map(|l| l.replace(&format!("/blob/v{}/", karpdoctor::VERSION), "/blob/v[version]/"))
+        .map(|l| {
+            if l.starts_with("| run |") {
+                "| run | [run] |"
+            } else if l.starts_with("| karpdoctor |") {
+                "| karpdoctor | [version] |"
+            } else {
+                l
+            }
+        })
+        .map(|l| {
+            l.replace(
+                &format!("/blob/v{}/", karpdoctor::VERSION),
+                "/blob/v[version]/",
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -117,7 +117,9 @@ impl Live {
                     .region(aws_config::Region::new(region))
                     .timeout_config(
                         TimeoutConfig::builder()
-                            .connect_timeout(Duration::from_secs(5).min(self.options.request_timeout))
+                            .connect_timeout(
+                                Duration::from_secs(5).min(self.options.request_timeout),
+                            )
                             .operation_timeout(self.options.request_timeout)
                             .build(),
                     );
@@ -159,9 +161,7 @@ impl Live {
                 }))
             }
             FactKey::ControllerDeployments { namespace } => {
-                let all = self
-                    .list(&DEPLOYMENTS, namespace.as_deref(), None)
-                    .await?;
+                let all = self.list(&DEPLOYMENTS, namespace.as_deref(), None).await?;
                 Ok(Value::Array(
                     all.into_iter().filter(looks_like_controller).collect(),
                 ))
@@ -174,7 +174,8 @@ impl Live {
                     .await?,
             )),
             FactKey::Crd { name } => {
-                let api: Api<DynamicObject> = Api::all_with(self.kube.clone(), &CRDS.api_resource());
+                let api: Api<DynamicObject> =
+                    Api::all_with(self.kube.clone(), &CRDS.api_resource());
                 match api.get_opt(name).await {
                     Ok(Some(obj)) => to_value(obj),
                     Ok(None) => Ok(Value::Null),
@@ -182,9 +183,9 @@ impl Live {
                 }
             }
             FactKey::NodePools => Ok(Value::Array(self.list(&NODEPOOLS, None, None).await?)),
-            FactKey::Ec2NodeClasses => Ok(Value::Array(
-                self.list(&EC2NODECLASSES, None, None).await?,
-            )),
+            FactKey::Ec2NodeClasses => {
+                Ok(Value::Array(self.list(&EC2NODECLASSES, None, None).await?))
+            }
             FactKey::NodeClaims => Ok(Value::Array(self.list(&NODECLAIMS, None, None).await?)),
             FactKey::CallerIdentity => {
                 let out = self
@@ -257,7 +258,12 @@ impl Live {
                 Ok(page) => page,
                 Err(kube::Error::Api(s)) if s.code == 404 => {
                     return Err(FactError::NotInstalled {
-                        what: format!("the {} API ({}/{})", resource.kind, resource.group_or_core(), resource.version),
+                        what: format!(
+                            "the {} API ({}/{})",
+                            resource.kind,
+                            resource.group_or_core(),
+                            resource.version
+                        ),
                     });
                 }
                 Err(e) => return Err(kube_error(resource.op("list"), e)),
@@ -305,7 +311,11 @@ impl KubeResource {
     }
 
     fn group_or_core(&self) -> &'static str {
-        if self.group.is_empty() { "core" } else { self.group }
+        if self.group.is_empty() {
+            "core"
+        } else {
+            self.group
+        }
     }
 
     /// The RBAC form of a verb on this resource, as used in `Forbidden` reasons.
@@ -414,7 +424,11 @@ async fn kube_config(options: &LiveOptions) -> Result<(kube::Config, KubeTarget)
                 return Err(Error::Kubeconfig {
                     reason: format!(
                         "context \"{context}\" is not in the kubeconfig (known: {})",
-                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
                     ),
                 });
             };
@@ -489,7 +503,10 @@ fn kube_error(op: impl Into<String>, e: kube::Error) -> FactError {
     match e {
         kube::Error::Api(s) => match s.code {
             401 => FactError::NoCredentials {
-                message: format!("the API server rejected karpdoctor's credentials: {}", s.message),
+                message: format!(
+                    "the API server rejected karpdoctor's credentials: {}",
+                    s.message
+                ),
             },
             403 => FactError::Forbidden {
                 permission: op,
@@ -535,17 +552,24 @@ where
             let code = err.code().unwrap_or("Unknown");
             let message = format!("{code}: {}", err.message().unwrap_or_default());
             match code {
-                "AccessDenied" | "AccessDeniedException" | "UnauthorizedOperation"
-                | "UnauthorizedAccess" | "AuthorizationError" => FactError::Forbidden {
+                "AccessDenied"
+                | "AccessDeniedException"
+                | "UnauthorizedOperation"
+                | "UnauthorizedAccess"
+                | "AuthorizationError" => FactError::Forbidden {
                     permission: action.to_string(),
                     message,
                 },
-                "Throttling" | "ThrottlingException" | "RequestLimitExceeded"
+                "Throttling"
+                | "ThrottlingException"
+                | "RequestLimitExceeded"
                 | "TooManyRequestsException" => FactError::Throttled { message },
-                "ExpiredToken" | "ExpiredTokenException" | "InvalidClientTokenId"
-                | "UnrecognizedClientException" | "SignatureDoesNotMatch" | "AuthFailure" => {
-                    FactError::NoCredentials { message }
-                }
+                "ExpiredToken"
+                | "ExpiredTokenException"
+                | "InvalidClientTokenId"
+                | "UnrecognizedClientException"
+                | "SignatureDoesNotMatch"
+                | "AuthFailure" => FactError::NoCredentials { message },
                 "NoSuchEntity" | "ResourceNotFoundException" | "NotFoundException" => {
                     FactError::NotFound { message }
                 }
@@ -569,7 +593,8 @@ where
                 FactError::NoCredentials {
                     message: credentials_message(&text),
                 }
-            } else if text.contains("refused by karpdoctor") || text.contains("karpdoctor refused") {
+            } else if text.contains("refused by karpdoctor") || text.contains("karpdoctor refused")
+            {
                 FactError::Api { message: text }
             } else {
                 FactError::Unreachable {

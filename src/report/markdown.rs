@@ -34,10 +34,17 @@ pub fn render(report: &Report) -> String {
         ("Karpenter namespace", t.karpenter_namespace.clone()),
         ("Kubernetes", t.kubernetes_version.clone()),
         ("kube context", t.kube_context.clone()),
-        ("run", Some(format!("{} ({})", report.run_id, report.started_at))),
+        (
+            "run",
+            Some(format!("{} ({})", report.run_id, report.started_at)),
+        ),
     ];
     for (name, value) in rows {
-        let _ = writeln!(out, "| {name} | {} |", md(value.as_deref().unwrap_or("unknown")));
+        let _ = writeln!(
+            out,
+            "| {name} | {} |",
+            md(value.as_deref().unwrap_or("unknown"))
+        );
     }
     let _ = writeln!(
         out,
@@ -55,20 +62,31 @@ pub fn render(report: &Report) -> String {
             c.doc_url,
             md(&c.title),
             match (&c.status, &c.reason) {
-                (Status::Unknown | Status::Skip, Some(r)) => format!("{}: {}", c.status.as_str(), md(r)),
+                (Status::Unknown | Status::Skip, Some(r)) =>
+                    format!("{}: {}", c.status.as_str(), md(r)),
                 _ => c.status.as_str().to_string(),
             }
         );
     }
 
-    let failing: Vec<_> = report.checks.iter().filter(|c| c.status == Status::Fail).collect();
+    let failing: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail)
+        .collect();
     if !failing.is_empty() {
         let _ = writeln!(out, "\n### Problems\n");
     }
     for c in failing {
         let _ = writeln!(out, "#### {} {} · {}\n", mark(c), c.code, c.slug);
         for f in &c.findings {
-            let _ = writeln!(out, "- **{}** `{}`: {}", f.severity, md(&f.object), md(&f.message));
+            let _ = writeln!(
+                out,
+                "- **{}** `{}`: {}",
+                f.severity,
+                md(&f.object),
+                md(&f.message)
+            );
             if !f.hint.is_empty() {
                 let _ = writeln!(out, "  - try: {}", md(&f.hint));
             }
@@ -94,7 +112,11 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(out, "\n  </details>\n");
             }
         }
-        let _ = writeln!(out, "\nRemediation: `karpdoctor explain {}` or [{}]({})\n", c.code, c.code, c.doc_url);
+        let _ = writeln!(
+            out,
+            "\nRemediation: `karpdoctor explain {}` or [{}]({})\n",
+            c.code, c.code, c.doc_url
+        );
     }
     out
 }

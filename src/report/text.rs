@@ -54,11 +54,19 @@ impl Paint {
     }
 
     fn bold(&self, s: &str) -> String {
-        if self.0 { s.bold().to_string() } else { s.to_string() }
+        if self.0 {
+            s.bold().to_string()
+        } else {
+            s.to_string()
+        }
     }
 
     fn dim(&self, s: &str) -> String {
-        if self.0 { s.dimmed().to_string() } else { s.to_string() }
+        if self.0 {
+            s.dimmed().to_string()
+        } else {
+            s.to_string()
+        }
     }
 }
 
@@ -93,7 +101,11 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
             out,
             "\n{} check{} could not run: karpdoctor is missing {}",
             unknown_for_permissions.len(),
-            if unknown_for_permissions.len() == 1 { "" } else { "s" },
+            if unknown_for_permissions.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
             unknown_for_permissions
                 .iter()
                 .filter_map(|c| c.missing_permission.as_deref())
@@ -119,7 +131,15 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
             .iter()
             .map(|(svc, n)| format!("{svc} {n}"))
             .collect();
-        let _ = writeln!(out, "  API calls: {}", if calls.is_empty() { "none".to_string() } else { calls.join(", ") });
+        let _ = writeln!(
+            out,
+            "  API calls: {}",
+            if calls.is_empty() {
+                "none".to_string()
+            } else {
+                calls.join(", ")
+            }
+        );
         for f in &stats.facts {
             let _ = writeln!(
                 out,
@@ -127,7 +147,10 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
                 one_line(&f.fact),
                 f.fetches,
                 f.duration_ms,
-                f.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+                f.error
+                    .as_deref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
             );
         }
     }
@@ -149,7 +172,9 @@ fn header(out: &mut String, report: &Report, paint: &Paint) {
     let _ = writeln!(out, "{}", paint.bold(&first.join(" · ")));
     let mut second = Vec::new();
     match (&t.karpenter_version, &t.karpenter_namespace) {
-        (Some(v), Some(ns)) => second.push(format!("Karpenter {} in {}", one_line(v), one_line(ns))),
+        (Some(v), Some(ns)) => {
+            second.push(format!("Karpenter {} in {}", one_line(v), one_line(ns)))
+        }
         (None, Some(ns)) => second.push(format!("Karpenter in {}", one_line(ns))),
         _ => second.push("Karpenter controller not found".to_string()),
     }
@@ -191,7 +216,12 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
         }
         Status::Fail => {
             for f in &check.findings {
-                let _ = writeln!(out, "      {}: {}", one_line(&f.object), one_line(&f.message));
+                let _ = writeln!(
+                    out,
+                    "      {}: {}",
+                    one_line(&f.object),
+                    one_line(&f.message)
+                );
                 for (name, value) in &f.evidence {
                     let value = match value {
                         serde_json::Value::String(s) => s.clone(),
@@ -224,7 +254,11 @@ fn summary_table(report: &Report) -> String {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(vec!["category", "pass", "fail", "unknown", "skip"]);
     for &category in Category::ALL {
-        let checks: Vec<&CheckReport> = report.checks.iter().filter(|c| c.category == category).collect();
+        let checks: Vec<&CheckReport> = report
+            .checks
+            .iter()
+            .filter(|c| c.category == category)
+            .collect();
         if checks.is_empty() {
             continue;
         }

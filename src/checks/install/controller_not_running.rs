@@ -24,7 +24,11 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
             Some(ns) => format!("in namespace {ns}"),
             None => "in any namespace".to_string(),
         };
-        let ns = cx.hints().namespace.clone().unwrap_or_else(|| "kube-system".to_string());
+        let ns = cx
+            .hints()
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "kube-system".to_string());
         return Ok(vec![
             Finding::new(
                 "Deployment/karpenter",
@@ -44,10 +48,13 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
 
     if controller.desired_replicas() == 0 {
         return Ok(vec![
-            Finding::new(controller.object(), "the controller Deployment is scaled to zero replicas")
-                .evidence("replicas", 0)
-                .hint("scale it back up; nothing provisions nodes while it is at zero")
-                .fix(format!("kubectl -n {ns} scale deploy/{name} --replicas=2")),
+            Finding::new(
+                controller.object(),
+                "the controller Deployment is scaled to zero replicas",
+            )
+            .evidence("replicas", 0)
+            .hint("scale it back up; nothing provisions nodes while it is at zero")
+            .fix(format!("kubectl -n {ns} scale deploy/{name} --replicas=2")),
         ]);
     }
 
@@ -63,7 +70,11 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
     let desired = controller.desired_replicas();
     // With no ready pod the controller is down (error); with some ready, a crash-looping
     // sibling is a degraded replica (warning).
-    let severity = if ready == 0 { Severity::Error } else { Severity::Warning };
+    let severity = if ready == 0 {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
 
     let mut findings: Vec<Finding> = pods
         .iter()
@@ -102,14 +113,18 @@ fn pod_problem(pod: &Pod, logs: &str) -> Option<Finding> {
     let statuses = status.container_statuses.as_deref().unwrap_or(&[]);
     if let Some(cs) = statuses.iter().find(|cs| crash_looping(cs)) {
         let last = cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
-        let reason = last.and_then(|t| t.reason.clone()).unwrap_or_else(|| "unknown".to_string());
+        let reason = last
+            .and_then(|t| t.reason.clone())
+            .unwrap_or_else(|| "unknown".to_string());
         let exit_code = last.map(|t| t.exit_code);
         let mut f = Finding::new(
             object,
             format!(
                 "container {} is crash-looping: last exit {} ({reason}), {} restarts",
                 cs.name,
-                exit_code.map(|c| c.to_string()).unwrap_or_else(|| "?".to_string()),
+                exit_code
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "?".to_string()),
                 cs.restart_count
             ),
         )
@@ -137,20 +152,27 @@ fn pod_problem(pod: &Pod, logs: &str) -> Option<Finding> {
         let reason = w.reason.clone()?;
         matches!(
             reason.as_str(),
-            "ImagePullBackOff" | "ErrImagePull" | "CreateContainerConfigError" | "InvalidImageName" | "CreateContainerError"
+            "ImagePullBackOff"
+                | "ErrImagePull"
+                | "CreateContainerConfigError"
+                | "InvalidImageName"
+                | "CreateContainerError"
         )
         .then(|| (cs, reason, w.message.clone().unwrap_or_default()))
     }) {
         return Some(
-            Finding::new(object, format!("container {} cannot start: {reason}", cs.name))
-                .evidence("waitingReason", reason)
-                .evidence("message", message)
-                .hint("check the image reference and the registry access of the node")
-                .fix(format!(
-                    "kubectl -n {} describe pod {}",
-                    pod.metadata.namespace.as_deref().unwrap_or_default(),
-                    pod.metadata.name.as_deref().unwrap_or_default()
-                )),
+            Finding::new(
+                object,
+                format!("container {} cannot start: {reason}", cs.name),
+            )
+            .evidence("waitingReason", reason)
+            .evidence("message", message)
+            .hint("check the image reference and the registry access of the node")
+            .fix(format!(
+                "kubectl -n {} describe pod {}",
+                pod.metadata.namespace.as_deref().unwrap_or_default(),
+                pod.metadata.name.as_deref().unwrap_or_default()
+            )),
         );
     }
     if status.phase.as_deref() == Some("Pending") {
@@ -184,6 +206,10 @@ fn crash_looping(cs: &ContainerStatus) -> bool {
         .and_then(|s| s.waiting.as_ref())
         .and_then(|w| w.reason.as_deref())
         == Some("CrashLoopBackOff");
-    let terminated_before = cs.last_state.as_ref().and_then(|s| s.terminated.as_ref()).is_some();
+    let terminated_before = cs
+        .last_state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .is_some();
     waiting_backoff || (!cs.ready && cs.restart_count > 0 && terminated_before)
 }

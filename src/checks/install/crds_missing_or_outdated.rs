@@ -24,8 +24,14 @@ pub const REQUIRED_CRDS: &[&str] = &[
 
 async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
     let target = cx.target();
-    let ns = target.karpenter_namespace.clone().unwrap_or_else(|| "kube-system".to_string());
-    let version = target.karpenter_version.clone().unwrap_or_else(|| "${KARPENTER_VERSION}".to_string());
+    let ns = target
+        .karpenter_namespace
+        .clone()
+        .unwrap_or_else(|| "kube-system".to_string());
+    let version = target
+        .karpenter_version
+        .clone()
+        .unwrap_or_else(|| "${KARPENTER_VERSION}".to_string());
     let upgrade = format!(
         "helm upgrade --install karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd --version {version} --namespace {ns}"
     );
@@ -34,9 +40,12 @@ async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
     for (name, crd) in REQUIRED_CRDS.iter().zip(crds) {
         let Some(crd) = crd?.as_ref().clone() else {
             findings.push(
-                Finding::new(format!("CustomResourceDefinition/{name}"), "the CRD is not installed")
-                    .hint("install the karpenter-crd chart with the same version as the controller")
-                    .fix(upgrade.clone()),
+                Finding::new(
+                    format!("CustomResourceDefinition/{name}"),
+                    "the CRD is not installed",
+                )
+                .hint("install the karpenter-crd chart with the same version as the controller")
+                .fix(upgrade.clone()),
             );
             continue;
         };

@@ -32,14 +32,22 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
         };
         let mut problems = Vec::new();
         match r.group.as_deref() {
-            None | Some("") => problems.push("nodeClassRef.group is missing (required since v1)".to_string()),
+            None | Some("") => {
+                problems.push("nodeClassRef.group is missing (required since v1)".to_string())
+            }
             Some(AWS_GROUP) => {}
-            Some(other) => problems.push(format!("nodeClassRef.group is \"{other}\", not \"{AWS_GROUP}\"")),
+            Some(other) => problems.push(format!(
+                "nodeClassRef.group is \"{other}\", not \"{AWS_GROUP}\""
+            )),
         }
         match r.kind.as_deref() {
-            None | Some("") => problems.push("nodeClassRef.kind is missing (required since v1)".to_string()),
+            None | Some("") => {
+                problems.push("nodeClassRef.kind is missing (required since v1)".to_string())
+            }
             Some("EC2NodeClass") => {}
-            Some(other) => problems.push(format!("nodeClassRef.kind is \"{other}\", not \"EC2NodeClass\"")),
+            Some(other) => problems.push(format!(
+                "nodeClassRef.kind is \"{other}\", not \"EC2NodeClass\""
+            )),
         }
         let name = r.name.as_deref().unwrap_or("");
         if name.is_empty() {
@@ -50,7 +58,11 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
         if problems.is_empty() {
             continue;
         }
-        let target = if known.contains(&name) { name } else { known.first().copied().unwrap_or(name) };
+        let target = if known.contains(&name) {
+            name
+        } else {
+            known.first().copied().unwrap_or(name)
+        };
         findings.push(
             Finding::new(pool.object(), problems.join("; "))
                 .evidence("nodeClassRef", serde_json::to_value(r).unwrap_or_default())
@@ -58,9 +70,15 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
                 .hint(if known.is_empty() {
                     "create an EC2NodeClass and point the NodePool at it".to_string()
                 } else {
-                    format!("point the NodePool at an existing EC2NodeClass ({})", known.join(", "))
+                    format!(
+                        "point the NodePool at an existing EC2NodeClass ({})",
+                        known.join(", ")
+                    )
                 })
-                .fix(patch(pool.name(), if target.is_empty() { "default" } else { target })),
+                .fix(patch(
+                    pool.name(),
+                    if target.is_empty() { "default" } else { target },
+                )),
         );
     }
     Ok(findings)

@@ -1,0 +1,294 @@
+//! The built binary, end to end: options, exit codes, clean stdout, one-line errors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn karpdoctor(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_karpdoctor"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .env("KUBECONFIG", "/nonexistent-kubeconfig-for-tests")
+        .output()
+        .expect("binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+        .join("bundle.json")
+        .display()
+        .to_string()
+}
+
+/// A failure is exactly one line on stderr, prefixed, with nothing on stdout.
+fn assert_one_line_failure(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
+    let err = stderr(o);
+    assert_eq!(err.lines().count(), 1, "expected one line, got: {err}");
+    assert!(err.starts_with("karpdoctor: "), "{err}");
+    assert!(err.contains(needle), "{err} lacks {needle}");
+    assert!(o.stdout.is_empty(), "stdout must stay empty: {}", stdout(o));
+}
+
+#[test]
+fn help_documents_exit_codes_and_options() {
+    let o = karpdoctor(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = stdout(&o);
+    for needle in [
+        "Exit codes",
+        "--kubeconfig",
+        "--replay",
+        "--record",
+        "--fail-on",
+        "--check-timeout",
+        "NO_COLOR",
+        "explain",
+        "demo",
+    ] {
+        assert!(help.contains(needle), "--help lacks {needle}");
+    }
+}
+
+#[test]
+fn list_json_lists_every_check() {
+    let o = karpdoctor(&["list", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let items: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).expect("JSON array");
+    let codes: Vec<&str> = items.iter().filter_map(|i| i["code"].as_str()).collect();
+    let expected: Vec<&str> = karpdoctor::registry::CHECKS
+        .iter()
+        .map(|c| c.code)
+        .collect();
+    assert_eq!(codes, expected);
+    for i in &items {
+        for field in ["slug", "category", "severity", "title"] {
+            assert!(i[field].is_string(), "{field} missing in {i}");
+        }
+    }
+}
+
+#[test]
+fn explain_prints_the_doc_by_code_or_slug() {
+    let by_code = karpdoctor(&["explain", "KD1001"]);
+    assert_eq!(by_code.status.code(), Some(0));
+    assert!(stdout(&by_code).starts_with("# KD1001 · controller-not-running"));
+    let by_slug = karpdoctor(&["explain", "controller-not-running"]);
+    assert_eq!(stdout(&by_code), stdout(&by_slug));
+    let json = karpdoctor(&["explain", "kd4001", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("JSON");
+    assert_eq!(v["code"], "KD4001");
+    assert!(
+        v["sections"]["How to fix"]
+            .as_str()
+            .is_some_and(|s| s.contains("kubectl patch nodepool"))
+    );
+}
+
+#[test]
+fn explain_unknown_code_suggests_the_closest() {
+    assert_one_line_failure(&karpdoctor(&["explain", "KD1010"]), "did you mean KD1001?");
+}
+
+#[test]
+fn demo_reports_failures_and_exits_1() {
+    let o = karpdoctor(&["demo", "--color", "never"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("✖ KD1001"), "{text}");
+    assert!(text.contains("→ karpdoctor explain KD4001"), "{text}");
+    assert!(text.contains("? KD1002"), "{text}");
+    assert!(!text.contains('\u{1b}'), "no colour when asked for none");
+}
+
+#[test]
+fn demo_json_is_only_json_and_matches_the_schema() {
+    let o = karpdoctor(&["demo", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stderr.is_empty(), "stderr: {}", stderr(&o));
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout(&o)).expect("stdout is one JSON document");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json"),
+        )
+        .expect("schema"),
+    )
+    .expect("schema JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(report["mode"], "demo");
+}
+
+#[test]
+fn color_follows_the_flag_and_no_color() {
+    let always = karpdoctor(&["demo", "--color", "always"]);
+    assert!(stdout(&always).contains('\u{1b}'), "--color always colours");
+    let piped = karpdoctor(&["demo"]);
+    assert!(
+        !stdout(&piped).contains('\u{1b}'),
+        "auto does not colour a pipe"
+    );
+    let no_color = Command::new(env!("CARGO_BIN_EXE_karpdoctor"))
+        .args(["demo", "--color", "auto"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
+    assert!(!stdout(&no_color).contains('\u{1b}'));
+}
+
+#[test]
+fn fail_on_moves_the_exit_code() {
+    let never = karpdoctor(&["demo", "--fail-on", "never", "-q"]);
+    assert_eq!(never.status.code(), Some(0));
+    let healthy = karpdoctor(&["--replay", &fixture("healthy"), "-q"]);
+    assert_eq!(healthy.status.code(), Some(0), "{}", stderr(&healthy));
+}
+
+#[test]
+fn nothing_conclusive_exits_2() {
+    // The forbidden-crds scenario, restricted to the check that cannot read its facts.
+    let o = karpdoctor(&[
+        "--replay",
+        &fixture("forbidden-crds"),
+        "--only",
+        "KD1002",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["checks"][0]["status"], "unknown");
+    assert_eq!(
+        v["checks"][0]["missingPermission"],
+        "get customresourcedefinitions.apiextensions.k8s.io"
+    );
+}
+
+#[test]
+fn missing_kubeconfig_is_one_line_exit_2() {
+    assert_one_line_failure(
+        &karpdoctor(&["--kubeconfig", "/nonexistent"]),
+        "/nonexistent",
+    );
+}
+
+#[test]
+fn closed_port_is_one_line_exit_2_within_the_timeout() {
+    // Bind then drop a listener: the port is (almost certainly) closed afterwards.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("closed.kubeconfig");
+    let mut f = std::fs::File::create(&path).expect("kubeconfig");
+    write!(
+        f,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\nusers:\n- name: u\n  user: {{token: t}}\n"
+    )
+    .expect("write");
+    let started = Instant::now();
+    let o = karpdoctor(&[
+        "--kubeconfig",
+        &path.display().to_string(),
+        "--timeout",
+        "10s",
+    ]);
+    assert!(
+        started.elapsed() < Duration::from_secs(11),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_one_line_failure(&o, "cannot reach the Kubernetes API server");
+    let unknown_context = karpdoctor(&[
+        "--kubeconfig",
+        &path.display().to_string(),
+        "--context",
+        "nope",
+    ]);
+    assert_one_line_failure(
+        &unknown_context,
+        "context \"nope\" is not in the kubeconfig",
+    );
+}
+
+#[test]
+fn bad_replay_files_are_one_line_exit_2() {
+    assert_one_line_failure(
+        &karpdoctor(&["--replay", "/nonexistent/bundle.json"]),
+        "not a usable karpdoctor bundle",
+    );
+    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("broken.json");
+    std::fs::write(&path, "{\"bundleVersion\": 1, \"facts\": [ {\"fact\": ").expect("write");
+    assert_one_line_failure(
+        &karpdoctor(&["--replay", &path.display().to_string()]),
+        "broken.json",
+    );
+    std::fs::write(&path, "{\"bundleVersion\": 99}").expect("write");
+    assert_one_line_failure(
+        &karpdoctor(&["--replay", &path.display().to_string()]),
+        "bundle version 99",
+    );
+}
+
+#[test]
+fn unknown_selection_is_exit_2_with_a_suggestion() {
+    assert_one_line_failure(
+        &karpdoctor(&["demo", "--only", "controler-not-running"]),
+        "did you mean controller-not-running?",
+    );
+    assert_one_line_failure(
+        &karpdoctor(&["demo", "--only", "KD1001", "--skip", "install"]),
+        "leave no check to run",
+    );
+}
+
+#[test]
+fn record_of_a_replay_replays_to_the_same_json() {
+    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let bundle = dir.join("rerecorded.json");
+    let first = karpdoctor(&[
+        "--replay",
+        &fixture("demo"),
+        "--record",
+        &bundle.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    let second = karpdoctor(&["--replay", &bundle.display().to_string(), "-o", "json"]);
+    assert_eq!(first.status.code(), second.status.code());
+    let strip = |o: &Output| {
+        let mut v: serde_json::Value = serde_json::from_str(&stdout(o)).expect("JSON");
+        for k in ["runId", "startedAt", "finishedAt"] {
+            v[k] = serde_json::Value::Null;
+        }
+        for c in v["checks"].as_array_mut().expect("checks") {
+            c["durationMs"] = 0.into();
+        }
+        v
+    };
+    assert_eq!(strip(&first), strip(&second));
+}

@@ -1,0 +1,796 @@
+#!/usr/bin/env python3
+"""karpmoto: moto 5.2.5's server plus the few AWS behaviours karpdoctor's tests need.
+
+Start it like moto_server (`karpmoto.py -H 127.0.0.1 -p 0`); werkzeug prints
+` * Running on http://127.0.0.1:PORT` on stderr. Everything below patches moto in-process
+before its own `main` runs, so all stock moto features keep working. See README.md for
+what is added and where it deviates from real AWS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import logging
+import os
+import re
+import sys
+import uuid
+from datetime import datetime, timezone
+from functools import lru_cache
+from urllib.parse import unquote
+
+# Must be set before moto builds its first IAM backend: karpdoctor reads AWS managed
+# policies such as AmazonEKSWorkerNodePolicy, which moto only knows with this flag.
+os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+
+from moto.core.responses import ActionResult, EmptyResult  # noqa: E402
+from moto.core.utils import utcnow  # noqa: E402
+from moto.eks import models as eks_models  # noqa: E402
+from moto.eks import urls as eks_urls  # noqa: E402
+from moto.eks.exceptions import (  # noqa: E402
+    InvalidParameterException,
+    InvalidRequestException,
+    ResourceInUseException,
+    ResourceNotFoundException,
+)
+from moto.eks.responses import EKSResponse  # noqa: E402
+from moto.iam import models as iam_models  # noqa: E402
+from moto.iam.exceptions import InvalidInput, NotFoundException  # noqa: E402
+from moto.iam.responses import IamResponse  # noqa: E402
+from moto.organizations.models import organizations_backends  # noqa: E402
+from moto.server import main as moto_main  # noqa: E402
+from moto.ssm.models import SimpleSystemManagerBackend  # noqa: E402
+
+LOOPBACK_HOST = "127.0.0.1"
+
+
+# ---------------------------------------------------------------------------
+# Policy evaluation (used by iam:SimulatePrincipalPolicy / SimulateCustomPolicy)
+# ---------------------------------------------------------------------------
+
+
+def _as_list(value):
+    """Policy grammar allows a single string wherever a list is allowed."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+class Policy:
+    """One policy document and how the simulator names it in MatchedStatements."""
+
+    def __init__(self, source_id, source_type, document):
+        self.source_id = source_id
+        self.source_type = source_type
+        self.statements = _parse_statements(document)
+
+    def matched(self):
+        entry = {"SourcePolicyId": self.source_id}
+        if self.source_type:
+            entry["SourcePolicyType"] = self.source_type
+        return entry
+
+
+def _parse_statements(document):
+    if isinstance(document, str):
+        text = document.strip()
+        # IAM returns documents percent-encoded (GetRolePolicy, GetPolicyVersion), and callers
+        # often feed those straight back in; a JSON document always starts with '{'.
+        if not text.startswith("{"):
+            text = unquote(text)
+        try:
+            document = json.loads(text)
+        except ValueError as err:
+            raise InvalidInput(f"Invalid policy document: {err}") from None
+    if not isinstance(document, dict):
+        raise InvalidInput("Invalid policy document: not a JSON object")
+    return [s for s in _as_list(document.get("Statement")) if isinstance(s, dict)]
+
+
+@lru_cache(maxsize=4096)
+def _wildcard_regex(pattern, ignore_case):
+    # IAM wildcards: '*' = any run of characters, '?' = exactly one; everything else literal.
+    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.compile(body, re.DOTALL | (re.IGNORECASE if ignore_case else 0))
+
+
+def _wild(pattern, value, ignore_case=False):
+    return _wildcard_regex(pattern, ignore_case).fullmatch(value) is not None
+
+
+def _arn_like(pattern, value):
+    # ARN patterns are compared field by field, so a wildcard never spans a ':'.
+    fields, values = pattern.split(":", 5), value.split(":", 5)
+    if len(fields) < 6:
+        return _wild(pattern, value)
+    return len(values) == 6 and all(_wild(p, v) for p, v in zip(fields, values))
+
+
+def _number(text):
+    return float(text)
+
+
+def _date(text):
+    try:
+        return float(text)  # epoch seconds are accepted as well as ISO 8601
+    except ValueError:
+        parsed = datetime.fromisoformat(text)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.timestamp()
+
+
+def _compare(convert, check):
+    def test(policy_value, context_value):
+        try:
+            return check(convert(context_value), convert(policy_value))
+        except ValueError:
+            return False  # an unparsable value never matches, as in IAM
+
+    return test
+
+
+def _in_network(policy_value, context_value):
+    try:
+        return ipaddress.ip_address(context_value) in ipaddress.ip_network(policy_value, strict=False)
+    except ValueError:
+        return False
+
+
+_EQ = _compare(str, lambda c, p: c == p)
+_EQ_NOCASE = _compare(str.lower, lambda c, p: c == p)
+_LIKE = _compare(str, lambda c, p: _wild(p, c))
+_ARN = _compare(str, lambda c, p: _arn_like(p, c))
+
+# operator -> (test(policy_value, context_value) in its positive form, negated?)
+OPERATORS = {
+    "StringEquals": (_EQ, False),
+    "StringNotEquals": (_EQ, True),
+    "StringEqualsIgnoreCase": (_EQ_NOCASE, False),
+    "StringNotEqualsIgnoreCase": (_EQ_NOCASE, True),
+    "StringLike": (_LIKE, False),
+    "StringNotLike": (_LIKE, True),
+    "ArnEquals": (_ARN, False),
+    "ArnLike": (_ARN, False),
+    "ArnNotEquals": (_ARN, True),
+    "ArnNotLike": (_ARN, True),
+    "Bool": (_EQ_NOCASE, False),
+    "BinaryEquals": (_EQ, False),
+    "NumericEquals": (_compare(_number, lambda c, p: c == p), False),
+    "NumericNotEquals": (_compare(_number, lambda c, p: c == p), True),
+    "NumericLessThan": (_compare(_number, lambda c, p: c < p), False),
+    "NumericLessThanEquals": (_compare(_number, lambda c, p: c <= p), False),
+    "NumericGreaterThan": (_compare(_number, lambda c, p: c > p), False),
+    "NumericGreaterThanEquals": (_compare(_number, lambda c, p: c >= p), False),
+    "DateEquals": (_compare(_date, lambda c, p: c == p), False),
+    "DateNotEquals": (_compare(_date, lambda c, p: c == p), True),
+    "DateLessThan": (_compare(_date, lambda c, p: c < p), False),
+    "DateLessThanEquals": (_compare(_date, lambda c, p: c <= p), False),
+    "DateGreaterThan": (_compare(_date, lambda c, p: c > p), False),
+    "DateGreaterThanEquals": (_compare(_date, lambda c, p: c >= p), False),
+    "IpAddress": (_in_network, False),
+    "NotIpAddress": (_in_network, True),
+}
+
+
+def _condition_holds(operator, wanted, present):
+    """One operator/key pair. `present` is the list of context values (empty = key absent).
+
+    Absent-key rules follow the IAM User Guide ("Condition operators"): positive operators are
+    false, negated ones true, ...IfExists true, ForAllValues true (empty set), ForAnyValue false.
+    """
+    qualifier, _, base = operator.rpartition(":")
+    qualifier = qualifier.lower()
+    if_exists = base.endswith("IfExists")
+    if if_exists:
+        base = base[: -len("IfExists")]
+    if base == "Null":
+        return any((str(w).lower() == "true") == (not present) for w in wanted)
+    if base not in OPERATORS:
+        return False  # unknown operators never match (real IAM would reject the policy)
+    test, negated = OPERATORS[base]
+    if not present:
+        if qualifier == "forallvalues":
+            return True
+        if qualifier == "foranyvalue":
+            return False
+        return if_exists or negated
+
+    def value_passes(value):
+        return any(test(str(w), value) for w in wanted) != negated
+
+    if qualifier == "forallvalues":
+        return all(value_passes(v) for v in present)
+    if qualifier == "foranyvalue":
+        return any(value_passes(v) for v in present)
+    return any(any(test(str(w), v) for w in wanted) for v in present) != negated
+
+
+def _condition_keys(statement):
+    return [key for clauses in statement.get("Condition", {}).values() for key in clauses]
+
+
+def _conditions_hold(statement, context):
+    return all(
+        _condition_holds(operator, _as_list(wanted), context.get(key.lower(), []))
+        for operator, clauses in statement.get("Condition", {}).items()
+        for key, wanted in clauses.items()
+    )
+
+
+def _targets(statement, action, resource):
+    """Does the statement speak about this action and resource (ignoring conditions)?"""
+    if "Action" in statement:
+        action_ok = any(_wild(p, action, True) for p in _as_list(statement["Action"]))
+    else:
+        action_ok = not any(_wild(p, action, True) for p in _as_list(statement.get("NotAction")))
+    if "NotResource" in statement:
+        resource_ok = not any(_arn_like(p, resource) for p in _as_list(statement["NotResource"]))
+    else:
+        # Identity policies always carry Resource; SCPs may omit it, which means "*".
+        resource_ok = any(_arn_like(p, resource) for p in _as_list(statement.get("Resource", "*")))
+    return action_ok and resource_ok
+
+
+class Scan:
+    """Statements of a policy set that apply to one request."""
+
+    def __init__(self, policies, action, resource, context):
+        self.allows, self.denies, self.keys = [], [], []
+        for policy in policies:
+            for statement in policy.statements:
+                if not _targets(statement, action, resource):
+                    continue
+                self.keys.extend(_condition_keys(statement))
+                if _conditions_hold(statement, context):
+                    bucket = self.denies if statement.get("Effect") == "Deny" else self.allows
+                    bucket.append(policy.matched())
+
+
+class Simulation:
+    """Inputs of one simulate call; `boundary` / `scp_levels` are None when not applicable."""
+
+    def __init__(self, identity, boundary, scp_levels, context):
+        self.identity = identity
+        self.boundary = boundary
+        self.scp_levels = scp_levels
+        self.context = context
+
+    def decide(self, action, resource):
+        """Decision for one action on one resource, as a ResourceSpecificResult-like dict."""
+        ctx = self.context
+        ident = Scan(self.identity, action, resource, ctx)
+        bound = Scan(self.boundary, action, resource, ctx) if self.boundary is not None else None
+        # SCPs: a deny anywhere wins, and every level (root, OUs, account) must allow.
+        scp_deny, scp_allow = False, True
+        for level in self.scp_levels or []:
+            scan = Scan(level, action, resource, ctx)
+            scp_deny = scp_deny or bool(scan.denies)
+            scp_allow = scp_allow and bool(scan.allows)
+        bound_allow = bound is None or (bool(bound.allows) and not bound.denies)
+        bound_scans = [bound] if bound else []
+
+        if ident.denies or scp_deny or (bound and bound.denies):
+            decision = "explicitDeny"
+            # Only the deny statements are reported; SCP statements are never disclosed.
+            matched = ident.denies + sum((b.denies for b in bound_scans), [])
+        else:
+            allowed = ident.allows and scp_allow and bound_allow
+            decision = "allowed" if allowed else "implicitDeny"
+            matched = ident.allows + sum((b.allows for b in bound_scans), [])
+
+        # Keys used by statements that address this action+resource but were not supplied.
+        # SCP-only keys are never reported (the real simulator hides them too).
+        missing = {}
+        for key in ident.keys + sum((b.keys for b in bound_scans), []):
+            if key.lower() not in ctx:
+                missing.setdefault(key.lower(), key)
+        result = {
+            "EvalResourceName": resource,
+            "EvalResourceDecision": decision,
+            "MatchedStatements": matched,
+            "MissingContextValues": sorted(missing.values()),
+            "allowed_by_organizations": not scp_deny and scp_allow,
+        }
+        if bound is not None:
+            result["PermissionsBoundaryDecisionDetail"] = {"AllowedByPermissionsBoundary": bound_allow}
+        return result
+
+    def evaluate(self, action, resource_arns):
+        """One EvaluationResult per action; per-resource detail when ResourceArns were given."""
+        per_resource = [self.decide(action, r) for r in (resource_arns or ["*"])]
+        decisions = {r["EvalResourceDecision"] for r in per_resource}
+        decision = next(d for d in ("explicitDeny", "implicitDeny", "allowed") if d in decisions)
+        matched, missing = [], []
+        for r in per_resource:
+            matched += [m for m in r["MatchedStatements"] if m not in matched]
+            missing += [k for k in r["MissingContextValues"] if k not in missing]
+        result = {
+            "EvalActionName": action,
+            "EvalResourceName": resource_arns[0] if resource_arns and len(resource_arns) == 1 else "*",
+            "EvalDecision": decision,
+            "MatchedStatements": matched,
+            "MissingContextValues": missing,
+        }
+        if self.scp_levels is not None:
+            result["OrganizationsDecisionDetail"] = {
+                "AllowedByOrganizations": all(r["allowed_by_organizations"] for r in per_resource)
+            }
+        if self.boundary is not None:
+            result["PermissionsBoundaryDecisionDetail"] = {
+                "AllowedByPermissionsBoundary": all(
+                    r["PermissionsBoundaryDecisionDetail"]["AllowedByPermissionsBoundary"]
+                    for r in per_resource
+                )
+            }
+        if resource_arns:
+            for r in per_resource:
+                del r["allowed_by_organizations"]
+                # Same-account simulations with explicit resources return an empty map here.
+                r["EvalDecisionDetails"] = {}
+            result["ResourceSpecificResults"] = per_resource
+        return result
+
+
+# ---------------------------------------------------------------------------
+# IAM
+# ---------------------------------------------------------------------------
+
+
+def _default_document(managed_policy):
+    return next(v.document for v in managed_policy.versions if v.is_default)
+
+
+def _managed(policy):
+    kind = "aws-managed" if ":iam::aws:policy/" in policy.arn else "user-managed"
+    return Policy(policy.name, kind, _default_document(policy))
+
+
+def _attached(entity, inline_type):
+    policies = [Policy(name, inline_type, doc) for name, doc in entity.policies.items()]
+    return policies + [_managed(p) for p in entity.managed_policies.values()]
+
+
+def _principal(backend, arn):
+    """(identity policies, boundary policies or None) of the user/group/role named by `arn`."""
+    match = re.fullmatch(r"arn:[^:]+:iam::(\d{12}):(user|group|role)/(?:.*/)?([^/]+)", arn or "")
+    if not match or match.group(1) != backend.account_id:
+        raise NotFoundException(f"Entity {arn} does not exist.")
+    kind, name = match.group(2), match.group(3)
+    if kind == "role":
+        entity = backend.get_role_by_arn(arn)
+        identity = _attached(entity, "role")
+    elif kind == "group":
+        entity = backend.get_group(name)
+        identity = _attached(entity, "group")
+    else:
+        entity = backend.get_user(name)
+        identity = _attached(entity, "user")
+        for group in backend.get_groups_for_user(name):
+            identity += _attached(group, "group")
+    if entity.arn != arn:
+        raise NotFoundException(f"Entity {arn} does not exist.")
+    boundary_arn = getattr(entity, "permissions_boundary_arn", None)
+    boundary = [_managed(backend.get_policy(boundary_arn))] if boundary_arn else None
+    return identity, boundary
+
+
+def _organization(account_id):
+    """(organizations backend, account) when the account belongs to a moto organization."""
+    if account_id in organizations_backends.master_accounts:
+        master, partition = organizations_backends.master_accounts[account_id]
+        backend = organizations_backends[master][partition]
+    else:
+        backend = organizations_backends[account_id]["aws"]
+    if backend.org is None:
+        return None, None
+    account = next((a for a in backend.accounts if a.id == account_id), None)
+    return (backend, account) if account else (None, None)
+
+
+def _scp_levels(backend, account):
+    """SCPs per level, root first, then each OU down to the account itself."""
+    chain, parent = [account], account.parent_id
+    while parent:
+        node = next(ou for ou in backend.ou if ou.id == parent)
+        chain.append(node)
+        parent = node.parent_id
+    return [
+        [Policy(p.name, None, p.content) for p in node.attached_policies if p.type == "SERVICE_CONTROL_POLICY"]
+        for node in reversed(chain)
+    ]
+
+
+def _input_policies(response, param, prefix):
+    return [
+        Policy(f"{prefix}.{i}", "IAM Policy", doc)
+        for i, doc in enumerate(response._get_param(param) or [], start=1)
+    ]
+
+
+def _context(response):
+    return {
+        entry["ContextKeyName"].lower(): [str(v) for v in entry.get("ContextKeyValues") or []]
+        for entry in response._get_param("ContextEntries") or []
+    }
+
+
+def _simulate(response, simulation):
+    actions = response._get_param("ActionNames") or []
+    resources = response._get_param("ResourceArns") or []
+    max_items = int(response._get_param("MaxItems") or 100)
+    marker = response._get_param("Marker") or "0"
+    if not marker.isdigit():
+        raise InvalidInput("Invalid Marker.")
+    start = int(marker)
+    results = [simulation.evaluate(a, resources) for a in actions[start : start + max_items]]
+    body = {"EvaluationResults": results, "IsTruncated": start + max_items < len(actions)}
+    if body["IsTruncated"]:
+        body["Marker"] = str(start + max_items)
+    return ActionResult(body)
+
+
+def simulate_principal_policy(self):
+    identity, boundary = _principal(self.backend, self._get_param("PolicySourceArn"))
+    identity += _input_policies(self, "PolicyInputList", "PolicyInputList")
+    override = _input_policies(self, "PermissionsBoundaryPolicyInputList", "PermissionsBoundaryPolicyInputList")
+    context = _context(self)
+    # The simulator fills in principal keys itself; caller-supplied entries take precedence.
+    context.setdefault("aws:principalaccount", [self.backend.account_id])
+    scp_levels = None
+    org_backend, account = _organization(self.backend.account_id)
+    if account is not None:
+        context.setdefault("aws:principalorgid", [org_backend.org.id])
+        if os.environ.get("KARPMOTO_SCP", "1") != "0":
+            scp_levels = _scp_levels(org_backend, account)
+    return _simulate(self, Simulation(identity, override or boundary, scp_levels, context))
+
+
+def simulate_custom_policy(self):
+    identity = _input_policies(self, "PolicyInputList", "PolicyInputList")
+    boundary = _input_policies(self, "PermissionsBoundaryPolicyInputList", "PermissionsBoundaryPolicyInputList")
+    return _simulate(self, Simulation(identity, boundary or None, None, _context(self)))
+
+
+# ---------------------------------------------------------------------------
+# EKS: accessConfig, access entries, pod identity associations, add-ons
+# ---------------------------------------------------------------------------
+
+NODE_ENTRY_TYPES = {"EC2", "EC2_LINUX", "EC2_WINDOWS", "FARGATE_LINUX", "HYBRID_LINUX"}
+AUTH_MODE_ORDER = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"]
+DEFAULT_ADDON_VERSION = "v1.0.0-eksbuild.1"
+
+_original_cluster_init = eks_models.Cluster.__init__
+_original_create_cluster = EKSResponse.create_cluster
+_original_update_cluster_config = EKSResponse.update_cluster_config
+
+
+def _cluster_init(self, *args, **kwargs):
+    _original_cluster_init(self, *args, **kwargs)
+    # API-created clusters default to CONFIG_MAP (EKS API reference, CreateAccessConfigRequest).
+    self.access_config = {"authenticationMode": "CONFIG_MAP", "bootstrapClusterCreatorAdminPermissions": True}
+    self.access_entries = {}  # principal ARN -> AccessEntry
+    self.pod_identity_associations = {}  # association id -> PodIdentityAssociation
+    self.addons = {}  # add-on name -> Addon
+
+
+def create_cluster(self):
+    result = _original_create_cluster(self)
+    requested = self._get_param("accessConfig") or {}
+    result.result["cluster"].access_config.update(
+        {k: requested[k] for k in ("authenticationMode", "bootstrapClusterCreatorAdminPermissions") if k in requested}
+    )
+    return result
+
+
+def update_cluster_config(self):
+    result = _original_update_cluster_config(self)
+    mode = (self._get_param("accessConfig") or {}).get("authenticationMode")
+    if mode:
+        cluster = self.eks_backend.describe_cluster(self._get_param("name"))
+        current = cluster.access_config["authenticationMode"]
+        # EKS only moves towards API; going back to the ConfigMap is refused.
+        if AUTH_MODE_ORDER.index(mode) < AUTH_MODE_ORDER.index(current):
+            raise InvalidParameterException(message=f"Unsupported authentication mode update from {current} to {mode}")
+        cluster.access_config["authenticationMode"] = mode
+    return result
+
+
+def _cluster(self):
+    return self.eks_backend.describe_cluster(self._get_param("name"))
+
+
+def _arn_prefix(cluster):
+    return cluster.arn.split(":cluster/")[0]  # arn:PARTITION:eks:REGION:ACCOUNT
+
+
+def _page(self, items):
+    """maxResults/nextToken paging over a list; the token is the next index."""
+    start = int(self._get_param("nextToken") or 0)
+    size = int(self._get_param("maxResults") or 100)
+    token = str(start + size) if start + size < len(items) else None
+    return items[start : start + size], token
+
+
+def _access_entry_cluster(self):
+    cluster = _cluster(self)
+    if cluster.access_config["authenticationMode"] == "CONFIG_MAP":
+        raise InvalidRequestException(
+            message="The cluster's authentication mode must be set to one of [API, API_AND_CONFIG_MAP] to perform this operation."
+        )
+    return cluster
+
+
+def _access_entry(cluster, principal_arn):
+    if principal_arn not in cluster.access_entries:
+        raise ResourceNotFoundException(message=f"The specified principalArn could not be found: {principal_arn}")
+    return cluster.access_entries[principal_arn]
+
+
+def create_access_entry(self):
+    cluster = _access_entry_cluster(self)
+    principal_arn = self._get_param("principalArn")
+    entry_type = self._get_param("type") or "STANDARD"
+    groups = self._get_param("kubernetesGroups") or []
+    username = self._get_param("username")
+    match = re.fullmatch(r"arn:([^:]+):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)", principal_arn or "")
+    if not match:
+        raise InvalidParameterException(message=f"The specified principalArn is invalid: {principal_arn}")
+    partition, account, kind, name = match.groups()
+    if entry_type not in NODE_ENTRY_TYPES | {"STANDARD"}:
+        raise InvalidParameterException(message=f"The specified type is invalid: {entry_type}")
+    if principal_arn in cluster.access_entries:
+        raise ResourceInUseException(message="The specified access entry resource is already in use on this cluster.")
+    if entry_type == "STANDARD":
+        for group in groups:
+            if group.startswith("system:"):
+                raise InvalidParameterException(
+                    message=f"The kubernetes group name {group} is invalid, it cannot start with system:"
+                )
+        if not username:
+            # AWS derives the user name from the principal; a role maps to its session.
+            username = f"arn:{partition}:sts::{account}:assumed-role/{name}/{{{{SessionName}}}}" if kind == "role" else principal_arn
+    else:
+        if kind != "role":
+            raise InvalidParameterException(message=f"The principalArn must be an IAM role for type {entry_type}")
+        if groups or username:
+            raise InvalidParameterException(message=f"kubernetesGroups and username cannot be set for type {entry_type}")
+        # Node entries get the node identity EKS grants them (JOIN-02/03 in failure-modes.md).
+        session = "{{EC2PrivateDNSName}}" if entry_type.startswith("EC2") else "{{SessionName}}"
+        username, groups = f"system:node:{session}", ["system:nodes"]
+    now = utcnow()
+    entry = {
+        "clusterName": cluster.name,
+        "principalArn": principal_arn,
+        "kubernetesGroups": groups,
+        "accessEntryArn": f"{_arn_prefix(cluster)}:access-entry/{cluster.name}/{kind}/{account}/{name}/{uuid.uuid4()}",
+        "createdAt": now,
+        "modifiedAt": now,
+        "tags": self._get_param("tags") or {},
+        "username": username,
+        "type": entry_type,
+    }
+    cluster.access_entries[principal_arn] = entry
+    return ActionResult({"accessEntry": entry})
+
+
+def list_access_entries(self):
+    entries, token = _page(self, list(_access_entry_cluster(self).access_entries))
+    return ActionResult({"accessEntries": entries, "nextToken": token})
+
+
+def describe_access_entry(self):
+    cluster = _access_entry_cluster(self)
+    return ActionResult({"accessEntry": _access_entry(cluster, self._get_param("principalArn"))})
+
+
+def delete_access_entry(self):
+    cluster = _access_entry_cluster(self)
+    del cluster.access_entries[_access_entry(cluster, self._get_param("principalArn"))["principalArn"]]
+    return EmptyResult()
+
+
+def _association(cluster, association_id):
+    if association_id not in cluster.pod_identity_associations:
+        raise ResourceNotFoundException(message=f"Association {association_id} not found in cluster {cluster.name}")
+    return cluster.pod_identity_associations[association_id]
+
+
+def create_pod_identity_association(self):
+    cluster = _cluster(self)
+    namespace, service_account = self._get_param("namespace"), self._get_param("serviceAccount")
+    for existing in cluster.pod_identity_associations.values():
+        if (existing["namespace"], existing["serviceAccount"]) == (namespace, service_account):
+            raise ResourceInUseException(message="Association already exists: " + existing["associationArn"])
+    # Real ids look like a-9njjin9gfghecgocd: "a-" and 17 lowercase letters/digits.
+    association_id = "a-" + uuid.uuid4().hex[:17]
+    now = utcnow()
+    association = {
+        "clusterName": cluster.name,
+        "namespace": namespace,
+        "serviceAccount": service_account,
+        "roleArn": self._get_param("roleArn"),
+        "associationArn": f"{_arn_prefix(cluster)}:podidentityassociation/{cluster.name}/{association_id}",
+        "associationId": association_id,
+        "tags": self._get_param("tags") or {},
+        "createdAt": now,
+        "modifiedAt": now,
+        "disableSessionTags": bool(self._get_param("disableSessionTags")),
+    }
+    if self._get_param("targetRoleArn"):
+        association["targetRoleArn"] = self._get_param("targetRoleArn")
+    cluster.pod_identity_associations[association_id] = association
+    return ActionResult({"association": association})
+
+
+def list_pod_identity_associations(self):
+    namespace, service_account = self._get_param("namespace"), self._get_param("serviceAccount")
+    summaries = [
+        {k: a[k] for k in ("clusterName", "namespace", "serviceAccount", "associationArn", "associationId")}
+        for a in _cluster(self).pod_identity_associations.values()
+        if namespace in (None, a["namespace"]) and service_account in (None, a["serviceAccount"])
+    ]
+    page, token = _page(self, summaries)
+    return ActionResult({"associations": page, "nextToken": token})
+
+
+def describe_pod_identity_association(self):
+    return ActionResult({"association": _association(_cluster(self), self._get_param("associationId"))})
+
+
+def delete_pod_identity_association(self):
+    cluster = _cluster(self)
+    association = _association(cluster, self._get_param("associationId"))
+    del cluster.pod_identity_associations[association["associationId"]]
+    return ActionResult({"association": association})
+
+
+def _addon(cluster, name):
+    if name not in cluster.addons:
+        raise ResourceNotFoundException(message=f"No addon: {name} found in cluster: {cluster.name}")
+    return cluster.addons[name]
+
+
+def create_addon(self):
+    cluster = _cluster(self)
+    name = self._get_param("addonName")
+    if name in cluster.addons:
+        raise ResourceInUseException(message=f"Addon already exists: {name}")
+    now = utcnow()
+    addon = {
+        "addonName": name,
+        "clusterName": cluster.name,
+        "status": "ACTIVE",  # real AWS passes through CREATING first; tests want the end state
+        "addonVersion": self._get_param("addonVersion") or DEFAULT_ADDON_VERSION,
+        "health": {"issues": []},
+        "addonArn": f"{_arn_prefix(cluster)}:addon/{cluster.name}/{name}/{uuid.uuid4()}",
+        "createdAt": now,
+        "modifiedAt": now,
+        "tags": self._get_param("tags") or {},
+    }
+    for key in ("serviceAccountRoleArn", "configurationValues"):
+        if self._get_param(key):
+            addon[key] = self._get_param(key)
+    cluster.addons[name] = addon
+    return ActionResult({"addon": addon})
+
+
+def list_addons(self):
+    names, token = _page(self, list(_cluster(self).addons))
+    return ActionResult({"addons": names, "nextToken": token})
+
+
+def describe_addon(self):
+    return ActionResult({"addon": _addon(_cluster(self), self._get_param("addonName"))})
+
+
+def delete_addon(self):
+    cluster = _cluster(self)
+    addon = dict(_addon(cluster, self._get_param("addonName")), status="DELETING")
+    del cluster.addons[addon["addonName"]]
+    return ActionResult({"addon": addon})
+
+
+# moto routes by botocore's model once a Flask rule sends the request to EKSResponse.dispatch.
+# The decoded path of a principal ARN contains '/', hence '.+' for it.
+EKS_PATHS = {
+    "{0}/clusters/(?P<name>[^/]+)/access-entries$": EKSResponse.dispatch,
+    "{0}/clusters/(?P<name>[^/]+)/access-entries/(?P<principalArn>.+)$": EKSResponse.dispatch,
+    "{0}/clusters/(?P<name>[^/]+)/pod-identity-associations$": EKSResponse.dispatch,
+    "{0}/clusters/(?P<name>[^/]+)/pod-identity-associations/(?P<associationId>[^/]+)$": EKSResponse.dispatch,
+    "{0}/clusters/(?P<name>[^/]+)/addons$": EKSResponse.dispatch,
+    "{0}/clusters/(?P<name>[^/]+)/addons/(?P<addonName>[^/]+)$": EKSResponse.dispatch,
+}
+
+
+# ---------------------------------------------------------------------------
+# SSM: allow seeding AWS public parameters (/aws/service/...)
+# ---------------------------------------------------------------------------
+
+_original_put_parameter = SimpleSystemManagerBackend.put_parameter
+STAGING_PREFIX = "/karpmoto-staging"
+
+
+def put_parameter(self, name, *args, **kwargs):
+    """moto refuses /aws/ names like AWS does; tests need to seed EKS AMI aliases there.
+
+    The parameter is written under a private name (so moto's validation, versioning and tags
+    all apply) and then moved, with its version history, to the real name.
+    """
+    if not name.startswith("/aws/service/"):
+        return _original_put_parameter(self, name, *args, **kwargs)
+    staging = STAGING_PREFIX + name
+    if name in self._parameters:
+        self._parameters[staging] = self._parameters.pop(name)
+    try:
+        return _original_put_parameter(self, staging, *args, **kwargs)
+    finally:
+        versions = self._parameters.pop(staging, [])
+        for version in versions:
+            version.name = name
+        if versions:
+            self._parameters[name] = versions
+        tags = self._resource_tags["Parameter"].pop(staging, None)
+        if tags:
+            self._resource_tags["Parameter"][name] = tags
+
+
+# ---------------------------------------------------------------------------
+# Wiring
+# ---------------------------------------------------------------------------
+
+
+class _StartupAndProblemsOnly(logging.Filter):
+    """werkzeug logs one INFO line per request. A caller that reads the port from our stderr
+    and then stops reading would block the server once the pipe fills, so only the startup
+    lines and warnings/errors are kept."""
+
+    def filter(self, record):
+        return record.levelno >= logging.WARNING or "Running on" in record.getMessage()
+
+
+def install():
+    IamResponse.simulate_principal_policy = simulate_principal_policy
+    IamResponse.simulate_custom_policy = simulate_custom_policy
+    # moto derives the name from the service prefix ("AWSServiceRoleForspot").
+    iam_models.SERVICE_NAME_CONVERSION["spot"] = "EC2Spot"
+
+    eks_models.Cluster.__init__ = _cluster_init
+    for handler in (
+        create_cluster,
+        update_cluster_config,
+        create_access_entry,
+        list_access_entries,
+        describe_access_entry,
+        delete_access_entry,
+        create_pod_identity_association,
+        list_pod_identity_associations,
+        describe_pod_identity_association,
+        delete_pod_identity_association,
+        create_addon,
+        list_addons,
+        describe_addon,
+        delete_addon,
+    ):
+        setattr(EKSResponse, handler.__name__, handler)
+    eks_urls.url_paths.update(EKS_PATHS)
+
+    SimpleSystemManagerBackend.put_parameter = put_parameter
+    logging.getLogger("werkzeug").addFilter(_StartupAndProblemsOnly())
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    host_parser = argparse.ArgumentParser(add_help=False)
+    host_parser.add_argument("-H", "--host", default="127.0.0.1")
+    host = host_parser.parse_known_args(argv)[0].host
+    if host != LOOPBACK_HOST:
+        sys.exit(f"karpmoto: refusing to bind {host}; only 127.0.0.1 is allowed")
+    install()
+    moto_main(argv)
+
+
+if __name__ == "__main__":
+    main()
