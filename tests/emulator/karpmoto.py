@@ -259,10 +259,12 @@ class Simulation:
         self.context = context
 
     def decide(self, action, resource):
-        """Decision for one action on one resource, as a ResourceSpecificResult-like dict."""
+        """(ResourceSpecificResult-like dict, allowed by the SCPs?) for one action on one resource."""
         ctx = self.context
-        ident = Scan(self.identity, action, resource, ctx)
+        scans = [Scan(self.identity, action, resource, ctx)]
         bound = Scan(self.boundary, action, resource, ctx) if self.boundary is not None else None
+        if bound:
+            scans.append(bound)
         # SCPs: a deny anywhere wins, and every level (root, OUs, account) must allow.
         scp_deny, scp_allow = False, True
         for level in self.scp_levels or []:
@@ -270,21 +272,20 @@ class Simulation:
             scp_deny = scp_deny or bool(scan.denies)
             scp_allow = scp_allow and bool(scan.allows)
         bound_allow = bound is None or (bool(bound.allows) and not bound.denies)
-        bound_scans = [bound] if bound else []
 
-        if ident.denies or scp_deny or (bound and bound.denies):
-            decision = "explicitDeny"
+        denies = [m for scan in scans for m in scan.denies]
+        if denies or scp_deny:
             # Only the deny statements are reported; SCP statements are never disclosed.
-            matched = ident.denies + sum((b.denies for b in bound_scans), [])
+            decision, matched = "explicitDeny", denies
         else:
-            allowed = ident.allows and scp_allow and bound_allow
+            allowed = bool(scans[0].allows) and scp_allow and bound_allow
             decision = "allowed" if allowed else "implicitDeny"
-            matched = ident.allows + sum((b.allows for b in bound_scans), [])
+            matched = [m for scan in scans for m in scan.allows]
 
         # Keys used by statements that address this action+resource but were not supplied.
         # SCP-only keys are never reported (the real simulator hides them too).
         missing = {}
-        for key in ident.keys + sum((b.keys for b in bound_scans), []):
+        for key in (k for scan in scans for k in scan.keys):
             if key.lower() not in ctx:
                 missing.setdefault(key.lower(), key)
         result = {
@@ -292,17 +293,16 @@ class Simulation:
             "EvalResourceDecision": decision,
             "MatchedStatements": matched,
             "MissingContextValues": sorted(missing.values()),
-            "allowed_by_organizations": not scp_deny and scp_allow,
         }
         if bound is not None:
             result["PermissionsBoundaryDecisionDetail"] = {"AllowedByPermissionsBoundary": bound_allow}
-        return result
+        return result, not scp_deny and scp_allow
 
     def evaluate(self, action, resource_arns):
         """One EvaluationResult per action; per-resource detail when ResourceArns were given."""
-        per_resource = [self.decide(action, r) for r in (resource_arns or ["*"])]
+        decided = [self.decide(action, r) for r in (resource_arns or ["*"])]
+        per_resource = [r for r, _ in decided]
         decisions = {r["EvalResourceDecision"] for r in per_resource}
-        decision = next(d for d in ("explicitDeny", "implicitDeny", "allowed") if d in decisions)
         matched, missing = [], []
         for r in per_resource:
             matched += [m for m in r["MatchedStatements"] if m not in matched]
@@ -310,26 +310,24 @@ class Simulation:
         result = {
             "EvalActionName": action,
             "EvalResourceName": resource_arns[0] if resource_arns and len(resource_arns) == 1 else "*",
-            "EvalDecision": decision,
+            # The action is only allowed if it is allowed on every resource.
+            "EvalDecision": next(d for d in ("explicitDeny", "implicitDeny", "allowed") if d in decisions),
             "MatchedStatements": matched,
             "MissingContextValues": missing,
         }
         if self.scp_levels is not None:
-            result["OrganizationsDecisionDetail"] = {
-                "AllowedByOrganizations": all(r["allowed_by_organizations"] for r in per_resource)
-            }
+            result["OrganizationsDecisionDetail"] = {"AllowedByOrganizations": all(ok for _, ok in decided)}
         if self.boundary is not None:
             result["PermissionsBoundaryDecisionDetail"] = {
                 "AllowedByPermissionsBoundary": all(
-                    r["PermissionsBoundaryDecisionDetail"]["AllowedByPermissionsBoundary"]
-                    for r in per_resource
+                    r["PermissionsBoundaryDecisionDetail"]["AllowedByPermissionsBoundary"] for r in per_resource
                 )
             }
         if resource_arns:
+            # Same-account simulations with explicit resources return empty maps here.
             for r in per_resource:
-                del r["allowed_by_organizations"]
-                # Same-account simulations with explicit resources return an empty map here.
                 r["EvalDecisionDetails"] = {}
+            result["EvalDecisionDetails"] = {}
             result["ResourceSpecificResults"] = per_resource
         return result
 
@@ -486,14 +484,16 @@ def create_cluster(self):
 
 
 def update_cluster_config(self):
-    result = _original_update_cluster_config(self)
     mode = (self._get_param("accessConfig") or {}).get("authenticationMode")
     if mode:
+        # Validate before moto applies the rest of the update, so a refused call changes nothing.
         cluster = self.eks_backend.describe_cluster(self._get_param("name"))
         current = cluster.access_config["authenticationMode"]
         # EKS only moves towards API; going back to the ConfigMap is refused.
         if AUTH_MODE_ORDER.index(mode) < AUTH_MODE_ORDER.index(current):
             raise InvalidParameterException(message=f"Unsupported authentication mode update from {current} to {mode}")
+    result = _original_update_cluster_config(self)
+    if mode:
         cluster.access_config["authenticationMode"] = mode
     return result
 

@@ -1,0 +1,588 @@
+"""Tests for karpmoto: start the launcher like karpdoctor's tests do and drive it with boto3.
+
+One server for the whole session; every test gets its own AWS account through the
+`x-moto-account-id` header, so tests are independent without resetting moto.
+"""
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+LAUNCHER = Path(__file__).with_name("karpmoto.py")
+REGION = "us-west-2"
+ACCOUNTS = itertools.count(210000000001)
+
+
+@contextmanager
+def running_karpmoto(workdir, **env):
+    """Start the launcher on a free port like karpdoctor's tests do; yield its endpoint URL."""
+    # stderr goes to a file, not a pipe, so the server can never block on a full pipe.
+    log = workdir / "stderr.log"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(LAUNCHER), "-H", "127.0.0.1", "-p", "0"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, **env},
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while not (match := re.search(r"Running on http://127\.0\.0\.1:(\d+)", log.read_text())):
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "karpmoto did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{match.group(1)}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def endpoint(tmp_path_factory):
+    with running_karpmoto(tmp_path_factory.mktemp("karpmoto")) as url:
+        yield url
+
+
+def client_for(endpoint, account, service):
+    """A boto3 client whose requests all land in `account` (moto's x-moto-account-id)."""
+    c = boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    c.meta.events.register("before-sign", lambda request, **_: request.headers.__setitem__("x-moto-account-id", account))
+    return c
+
+
+@pytest.fixture
+def account():
+    return str(next(ACCOUNTS))
+
+
+@pytest.fixture
+def aws(endpoint, account):
+    """aws("iam") -> a boto3 client bound to this test's private account."""
+    return lambda service: client_for(endpoint, account, service)
+
+
+def doc(*statements):
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+TRUST = doc({"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"})
+
+
+def make_role(iam, name, *statements, path="/"):
+    arn = iam.create_role(RoleName=name, Path=path, AssumeRolePolicyDocument=TRUST)["Role"]["Arn"]
+    if statements:
+        iam.put_role_policy(RoleName=name, PolicyName=f"{name}-inline", PolicyDocument=doc(*statements))
+    return arn
+
+
+def simulate(iam, arn, actions, **kwargs):
+    return iam.simulate_principal_policy(PolicySourceArn=arn, ActionNames=actions, **kwargs)["EvaluationResults"]
+
+
+def region_context(region=REGION):
+    return [{"ContextKeyName": "aws:RequestedRegion", "ContextKeyValues": [region], "ContextKeyType": "string"}]
+
+
+# --- iam:SimulatePrincipalPolicy -------------------------------------------------------------
+
+
+def test_requested_region_condition_needs_context(aws):
+    iam = aws("iam")
+    arn = make_role(
+        iam,
+        "KarpenterController",
+        {
+            "Effect": "Allow",
+            "Action": ["ec2:DescribeSubnets", "ec2:DescribeInstanceTypes"],
+            "Resource": "*",
+            "Condition": {"StringEquals": {"aws:RequestedRegion": REGION}},
+        },
+        path="/karpenter/",
+    )
+
+    [without] = simulate(iam, arn, ["ec2:DescribeSubnets"])
+    assert without["EvalDecision"] == "implicitDeny"
+    assert without["EvalResourceName"] == "*"
+    assert without["MissingContextValues"] == ["aws:RequestedRegion"]
+    assert without["MatchedStatements"] == []
+    assert "ResourceSpecificResults" not in without
+
+    [with_ctx] = simulate(iam, arn, ["ec2:DescribeSubnets"], ContextEntries=region_context())
+    assert with_ctx["EvalDecision"] == "allowed"
+    assert with_ctx["MissingContextValues"] == []
+    assert with_ctx["MatchedStatements"] == [
+        {"SourcePolicyId": "KarpenterController-inline", "SourcePolicyType": "role"}
+    ]
+
+    [other_region] = simulate(iam, arn, ["ec2:DescribeSubnets"], ContextEntries=region_context("eu-west-1"))
+    assert other_region["EvalDecision"] == "implicitDeny"
+
+
+def test_explicit_deny_wins_and_is_the_only_match(aws):
+    iam = aws("iam")
+    arn = make_role(iam, "ctrl", {"Effect": "Allow", "Action": "ec2:*", "Resource": "*"})
+    deny = iam.create_policy(
+        PolicyName="no-terminate",
+        PolicyDocument=doc({"Effect": "Deny", "Action": "ec2:TerminateInstances", "Resource": "*"}),
+    )["Policy"]["Arn"]
+    iam.attach_role_policy(RoleName="ctrl", PolicyArn=deny)
+
+    terminate, run = simulate(iam, arn, ["ec2:TerminateInstances", "ec2:RunInstances"])
+    assert terminate["EvalDecision"] == "explicitDeny"
+    assert terminate["MatchedStatements"] == [{"SourcePolicyId": "no-terminate", "SourcePolicyType": "user-managed"}]
+    assert run["EvalDecision"] == "allowed"
+    assert "PermissionsBoundaryDecisionDetail" not in run
+    assert "OrganizationsDecisionDetail" not in run
+
+
+def test_permissions_boundary_blocks_pass_role(aws):
+    iam = aws("iam")
+    arn = make_role(iam, "ctrl")
+    # An AWS managed policy: only present because the launcher loads managed policies.
+    iam.attach_role_policy(RoleName="ctrl", PolicyArn="arn:aws:iam::aws:policy/AdministratorAccess")
+    boundary = iam.create_policy(
+        PolicyName="ec2-only", PolicyDocument=doc({"Effect": "Allow", "Action": "ec2:*", "Resource": "*"})
+    )["Policy"]["Arn"]
+    iam.put_role_permissions_boundary(RoleName="ctrl", PermissionsBoundary=boundary)
+
+    pass_role, run = simulate(iam, arn, ["iam:PassRole", "ec2:RunInstances"])
+    assert pass_role["EvalDecision"] == "implicitDeny"
+    assert pass_role["PermissionsBoundaryDecisionDetail"] == {"AllowedByPermissionsBoundary": False}
+    assert run["EvalDecision"] == "allowed"
+    assert run["PermissionsBoundaryDecisionDetail"] == {"AllowedByPermissionsBoundary": True}
+    assert {"SourcePolicyId": "AdministratorAccess", "SourcePolicyType": "aws-managed"} in run["MatchedStatements"]
+
+    # PermissionsBoundaryPolicyInputList replaces the attached boundary.
+    [overridden] = simulate(
+        iam,
+        arn,
+        ["iam:PassRole"],
+        PermissionsBoundaryPolicyInputList=[doc({"Effect": "Allow", "Action": "iam:*", "Resource": "*"})],
+    )
+    assert overridden["EvalDecision"] == "allowed"
+
+
+def test_scp_deny_on_account(aws, account):
+    org, iam = aws("organizations"), aws("iam")
+    org.create_organization(FeatureSet="ALL")
+    scp = org.create_policy(
+        Name="no-queues",
+        Description="deny sqs:CreateQueue",
+        Type="SERVICE_CONTROL_POLICY",
+        Content=doc({"Effect": "Deny", "Action": "sqs:CreateQueue", "Resource": "*"}),
+    )["Policy"]["PolicySummary"]["Id"]
+    org.attach_policy(PolicyId=scp, TargetId=account)
+    arn = make_role(iam, "ctrl", {"Effect": "Allow", "Action": "sqs:*", "Resource": "*"})
+
+    create, get = simulate(iam, arn, ["sqs:CreateQueue", "sqs:GetQueueUrl"])
+    assert create["EvalDecision"] == "explicitDeny"
+    assert create["OrganizationsDecisionDetail"] == {"AllowedByOrganizations": False}
+    assert create["MatchedStatements"] == []  # SCP statements are never disclosed
+    assert get["EvalDecision"] == "allowed"
+    assert get["OrganizationsDecisionDetail"] == {"AllowedByOrganizations": True}
+
+
+def test_scp_every_level_must_allow(aws, endpoint):
+    org = aws("organizations")
+    org.create_organization(FeatureSet="ALL")
+    root = org.list_roots()["Roots"][0]["Id"]
+    ou = org.create_organizational_unit(ParentId=root, Name="workloads")["OrganizationalUnit"]["Id"]
+    ec2_only = org.create_policy(
+        Name="ec2-only",
+        Description="allow ec2 only",
+        Type="SERVICE_CONTROL_POLICY",
+        Content=doc({"Effect": "Allow", "Action": "ec2:*", "Resource": "*"}),
+    )["Policy"]["PolicySummary"]["Id"]
+    org.attach_policy(PolicyId=ec2_only, TargetId=ou)
+    # New OUs get FullAWSAccess like in AWS; removing it leaves the OU allowing ec2 only.
+    org.detach_policy(PolicyId="p-FullAWSAccess", TargetId=ou)
+    status = org.create_account(AccountName="member", Email="member@example.com")["CreateAccountStatus"]
+    member = org.describe_create_account_status(CreateAccountRequestId=status["Id"])["CreateAccountStatus"]["AccountId"]
+    org.move_account(AccountId=member, SourceParentId=root, DestinationParentId=ou)
+
+    iam = client_for(endpoint, member, "iam")
+    arn = make_role(iam, "ctrl", {"Effect": "Allow", "Action": "*", "Resource": "*"})
+
+    run, queue = simulate(iam, arn, ["ec2:RunInstances", "sqs:CreateQueue"])
+    assert run["EvalDecision"] == "allowed"
+    assert queue["EvalDecision"] == "implicitDeny"  # root and account allow, the OU does not
+    assert queue["OrganizationsDecisionDetail"] == {"AllowedByOrganizations": False}
+
+
+def test_scp_evaluation_can_be_disabled(tmp_path, account):
+    with running_karpmoto(tmp_path, KARPMOTO_SCP="0") as url:
+        org, iam = client_for(url, account, "organizations"), client_for(url, account, "iam")
+        org.create_organization(FeatureSet="ALL")
+        scp = org.create_policy(
+            Name="deny-all",
+            Description="deny everything",
+            Type="SERVICE_CONTROL_POLICY",
+            Content=doc({"Effect": "Deny", "Action": "*", "Resource": "*"}),
+        )["Policy"]["PolicySummary"]["Id"]
+        org.attach_policy(PolicyId=scp, TargetId=account)
+        arn = make_role(iam, "ctrl", {"Effect": "Allow", "Action": "sqs:*", "Resource": "*"})
+        [result] = simulate(iam, arn, ["sqs:CreateQueue"])
+    assert result["EvalDecision"] == "allowed"
+    assert "OrganizationsDecisionDetail" not in result
+
+
+def test_resource_specific_results(aws, account):
+    iam = aws("iam")
+    node = f"arn:aws:iam::{account}:role/KarpenterNodeRole"
+    other = f"arn:aws:iam::{account}:role/Admin"
+    arn = make_role(iam, "ctrl", {"Effect": "Allow", "Action": "iam:PassRole", "Resource": node})
+
+    [result] = simulate(iam, arn, ["iam:PassRole"], ResourceArns=[node, other])
+    assert result["EvalDecision"] == "implicitDeny"
+    assert result["EvalResourceName"] == "*"
+    assert result["EvalDecisionDetails"] == {}
+    per_resource = {r["EvalResourceName"]: r for r in result["ResourceSpecificResults"]}
+    assert per_resource[node]["EvalResourceDecision"] == "allowed"
+    assert per_resource[node]["MatchedStatements"] == [{"SourcePolicyId": "ctrl-inline", "SourcePolicyType": "role"}]
+    assert per_resource[other]["EvalResourceDecision"] == "implicitDeny"
+    assert per_resource[other]["MatchedStatements"] == []
+
+    [single] = simulate(iam, arn, ["iam:PassRole"], ResourceArns=[node])
+    assert single["EvalDecision"] == "allowed"
+    assert single["EvalResourceName"] == node
+
+    # Without ResourceArns the resource is the literal "*", which a scoped statement does not match.
+    [star] = simulate(iam, arn, ["iam:PassRole"])
+    assert star["EvalResourceName"] == "*"
+    assert star["EvalDecision"] == "implicitDeny"
+
+
+def test_paging_with_max_items(aws):
+    iam = aws("iam")
+    arn = make_role(iam, "ctrl", {"Effect": "Allow", "Action": "ec2:Describe*", "Resource": "*"})
+    actions = ["ec2:DescribeImages", "ec2:DescribeSubnets", "ec2:RunInstances"]
+
+    page = iam.simulate_principal_policy(PolicySourceArn=arn, ActionNames=actions, MaxItems=1)
+    seen = [r["EvalActionName"] for r in page["EvaluationResults"]]
+    assert page["IsTruncated"] is True and page["Marker"]
+    while page["IsTruncated"]:
+        page = iam.simulate_principal_policy(
+            PolicySourceArn=arn, ActionNames=actions, MaxItems=1, Marker=page["Marker"]
+        )
+        seen += [r["EvalActionName"] for r in page["EvaluationResults"]]
+    assert seen == actions
+    assert "Marker" not in page
+
+
+def test_url_encoded_policy_documents(aws):
+    iam = aws("iam")
+    encoded = quote(doc({"Effect": "Allow", "Action": "ssm:GetParameter", "Resource": "*"}))
+    [result] = iam.simulate_custom_policy(PolicyInputList=[encoded], ActionNames=["ssm:GetParameter"])[
+        "EvaluationResults"
+    ]
+    assert result["EvalDecision"] == "allowed"
+    assert result["MatchedStatements"][0]["SourcePolicyId"] == "PolicyInputList.1"
+
+    # The same document as GetRolePolicy returns it on the wire, fed back as an extra input.
+    arn = make_role(iam, "ctrl")
+    [extra] = simulate(iam, arn, ["ssm:GetParameter"], PolicyInputList=[encoded])
+    assert extra["EvalDecision"] == "allowed"
+
+
+def test_string_like_on_passed_to_service(aws, account):
+    iam = aws("iam")
+    node = f"arn:aws:iam::{account}:role/KarpenterNodeRole-*"
+    arn = make_role(
+        iam,
+        "ctrl",
+        {
+            "Effect": "Allow",
+            "Action": "iam:PassRole",
+            "Resource": node,
+            "Condition": {"StringLike": {"iam:PassedToService": ["ec2.amazonaws.com*"]}},
+        },
+    )
+    resource = [f"arn:aws:iam::{account}:role/KarpenterNodeRole-demo"]
+
+    def passed_to(service):
+        ctx = [{"ContextKeyName": "iam:PassedToService", "ContextKeyValues": [service], "ContextKeyType": "string"}]
+        return simulate(iam, arn, ["iam:PassRole"], ResourceArns=resource, ContextEntries=ctx)[0]
+
+    assert passed_to("ec2.amazonaws.com")["EvalDecision"] == "allowed"
+    assert passed_to("ec2.amazonaws.com.cn")["EvalDecision"] == "allowed"
+    assert passed_to("lambda.amazonaws.com")["EvalDecision"] == "implicitDeny"
+    [missing] = simulate(iam, arn, ["iam:PassRole"], ResourceArns=resource)
+    assert missing["MissingContextValues"] == ["iam:PassedToService"]
+
+
+def test_user_with_group_policy(aws, account):
+    iam = aws("iam")
+    iam.create_user(UserName="alice")
+    iam.create_group(GroupName="ops")
+    iam.add_user_to_group(GroupName="ops", UserName="alice")
+    iam.put_group_policy(
+        GroupName="ops",
+        PolicyName="ops-eks",
+        PolicyDocument=doc({"Effect": "Allow", "Action": "eks:DescribeCluster", "Resource": "*"}),
+    )
+    [result] = simulate(iam, f"arn:aws:iam::{account}:user/alice", ["eks:DescribeCluster"])
+    assert result["EvalDecision"] == "allowed"
+    assert result["MatchedStatements"] == [{"SourcePolicyId": "ops-eks", "SourcePolicyType": "group"}]
+
+
+def test_unknown_principal_is_no_such_entity(aws, account):
+    with pytest.raises(ClientError) as err:
+        simulate(aws("iam"), f"arn:aws:iam::{account}:role/missing", ["ec2:RunInstances"])
+    assert err.value.response["Error"]["Code"] == "NoSuchEntity"
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+
+
+def ctx(key, *values):
+    return {"ContextKeyName": key, "ContextKeyValues": list(values), "ContextKeyType": "string"}
+
+
+CONDITION_CASES = [
+    # (condition block, context entries, expected decision)
+    ({"StringEqualsIgnoreCase": {"aws:ResourceTag/team": "Karp"}}, [ctx("aws:ResourceTag/team", "KARP")], "allowed"),
+    ({"StringNotEquals": {"aws:RequestedRegion": "us-east-1"}}, [], "allowed"),  # negated + absent key
+    ({"StringEquals": {"aws:RequestedRegion": ["eu-west-1", "us-west-2"]}}, region_context(), "allowed"),
+    ({"StringLike": {"aws:ResourceTag/Name": "node-??"}}, [ctx("aws:ResourceTag/Name", "node-123")], "implicitDeny"),
+    ({"ArnLike": {"aws:SourceArn": "arn:aws:eks:*:*:cluster/*"}}, [ctx("aws:SourceArn", "arn:aws:eks:us-west-2:1:cluster/c")], "allowed"),
+    ({"ArnNotLike": {"aws:SourceArn": "arn:aws:eks:*:*:cluster/*"}}, [ctx("aws:SourceArn", "arn:aws:eks:us-west-2:1:cluster/c")], "implicitDeny"),
+    ({"Bool": {"aws:SecureTransport": "true"}}, [ctx("aws:SecureTransport", "TRUE")], "allowed"),
+    ({"NumericLessThanEquals": {"ec2:VolumeSize": "100"}}, [ctx("ec2:VolumeSize", "80")], "allowed"),
+    ({"NumericGreaterThan": {"ec2:VolumeSize": "100"}}, [ctx("ec2:VolumeSize", "80")], "implicitDeny"),
+    ({"DateLessThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"}}, [ctx("aws:CurrentTime", "2026-11-22T10:00:00Z")], "allowed"),
+    ({"DateGreaterThan": {"aws:CurrentTime": "2030-01-01T00:00:00Z"}}, [ctx("aws:CurrentTime", "1767225600")], "implicitDeny"),
+    ({"IpAddress": {"aws:SourceIp": "10.0.0.0/16"}}, [ctx("aws:SourceIp", "10.0.3.4")], "allowed"),
+    ({"NotIpAddress": {"aws:SourceIp": ["10.0.0.0/16", "192.168.0.0/24"]}}, [ctx("aws:SourceIp", "10.0.3.4")], "implicitDeny"),
+    ({"Null": {"aws:RequestTag/owner": "true"}}, [], "allowed"),
+    ({"Null": {"aws:RequestTag/owner": "false"}}, [], "implicitDeny"),
+    ({"StringEqualsIfExists": {"ec2:InstanceType": "m5.large"}}, [], "allowed"),
+    ({"StringEqualsIfExists": {"ec2:InstanceType": "m5.large"}}, [ctx("ec2:InstanceType", "p5.48xlarge")], "implicitDeny"),
+    ({"ForAllValues:StringEquals": {"aws:TagKeys": ["a", "b"]}}, [ctx("aws:TagKeys", "a", "b")], "allowed"),
+    ({"ForAllValues:StringEquals": {"aws:TagKeys": ["a", "b"]}}, [ctx("aws:TagKeys", "a", "c")], "implicitDeny"),
+    ({"ForAllValues:StringEquals": {"aws:TagKeys": ["a"]}}, [], "allowed"),  # empty set
+    ({"ForAnyValue:StringLike": {"aws:TagKeys": "karpenter.sh/*"}}, [ctx("aws:TagKeys", "x", "karpenter.sh/nodepool")], "allowed"),
+    ({"ForAnyValue:StringEquals": {"aws:TagKeys": ["a"]}}, [], "implicitDeny"),
+    # Context key names are case-insensitive.
+    ({"StringEquals": {"AWS:RequestedRegion": REGION}}, region_context(), "allowed"),
+]
+
+
+@pytest.mark.parametrize("condition,context,expected", CONDITION_CASES)
+def test_condition_operators(aws, condition, context, expected):
+    policy = doc({"Effect": "Allow", "Action": "ec2:RunInstances", "Resource": "*", "Condition": condition})
+    [result] = aws("iam").simulate_custom_policy(
+        PolicyInputList=[policy], ActionNames=["ec2:RunInstances"], ContextEntries=context
+    )["EvaluationResults"]
+    assert result["EvalDecision"] == expected
+
+
+def test_not_action_and_not_resource(aws, account):
+    node = f"arn:aws:iam::{account}:role/node"
+    policy = doc(
+        {"Effect": "Allow", "NotAction": "iam:*", "Resource": "*"},
+        {"Effect": "Allow", "Action": "iam:PassRole", "NotResource": f"arn:aws:iam::{account}:role/admin*"},
+    )
+    results = aws("iam").simulate_custom_policy(
+        PolicyInputList=[policy], ActionNames=["ec2:RunInstances", "iam:PassRole", "iam:CreateRole"], ResourceArns=[node]
+    )["EvaluationResults"]
+    assert [r["EvalDecision"] for r in results] == ["allowed", "allowed", "implicitDeny"]
+
+
+# --- IAM service-linked role and managed policies ----------------------------------------------
+
+
+def test_spot_service_linked_role_name(aws, account):
+    iam = aws("iam")
+    role = iam.create_service_linked_role(AWSServiceName="spot.amazonaws.com")["Role"]
+    assert role["RoleName"] == "AWSServiceRoleForEC2Spot"
+    assert role["Path"] == "/aws-service-role/spot.amazonaws.com/"
+    assert iam.get_role(RoleName="AWSServiceRoleForEC2Spot")["Role"]["Arn"] == (
+        f"arn:aws:iam::{account}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
+    )
+
+
+def test_aws_managed_policies_exist(aws):
+    policy = aws("iam").get_policy(PolicyArn="arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")["Policy"]
+    assert policy["PolicyName"] == "AmazonEKSWorkerNodePolicy"
+
+
+# --- EKS ---------------------------------------------------------------------------------------
+
+
+def make_cluster(eks, name="demo", **kwargs):
+    return eks.create_cluster(
+        name=name,
+        roleArn="arn:aws:iam::123456789012:role/eks-cluster",
+        resourcesVpcConfig={"subnetIds": ["subnet-1", "subnet-2"]},
+        **kwargs,
+    )["cluster"]
+
+
+def assert_error(err, code, status):
+    assert err.value.response["Error"]["Code"] == code
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
+
+
+def test_eks_access_config_round_trip(aws):
+    eks = aws("eks")
+    make_cluster(eks, "legacy")
+    assert eks.describe_cluster(name="legacy")["cluster"]["accessConfig"] == {
+        "authenticationMode": "CONFIG_MAP",
+        "bootstrapClusterCreatorAdminPermissions": True,
+    }
+    created = make_cluster(
+        eks, accessConfig={"authenticationMode": "API_AND_CONFIG_MAP", "bootstrapClusterCreatorAdminPermissions": False}
+    )
+    assert created["accessConfig"]["authenticationMode"] == "API_AND_CONFIG_MAP"
+
+    eks.update_cluster_config(name="demo", accessConfig={"authenticationMode": "API"})
+    assert eks.describe_cluster(name="demo")["cluster"]["accessConfig"] == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": False,
+    }
+    with pytest.raises(ClientError) as err:
+        eks.update_cluster_config(name="demo", accessConfig={"authenticationMode": "CONFIG_MAP"})
+    assert_error(err, "InvalidParameterException", 400)
+
+
+def test_eks_access_entries(aws, account):
+    eks = aws("eks")
+    make_cluster(eks, accessConfig={"authenticationMode": "API"})
+    node_role = f"arn:aws:iam::{account}:role/karpenter/KarpenterNodeRole-demo"  # paths are allowed here
+    admin_role = f"arn:aws:iam::{account}:role/admin"
+
+    node = eks.create_access_entry(clusterName="demo", principalArn=node_role, type="EC2_LINUX")["accessEntry"]
+    assert node["username"] == "system:node:{{EC2PrivateDNSName}}"
+    assert node["kubernetesGroups"] == ["system:nodes"]
+    assert node["accessEntryArn"].startswith(
+        f"arn:aws:eks:{REGION}:{account}:access-entry/demo/role/{account}/KarpenterNodeRole-demo/"
+    )
+
+    eks.create_access_entry(clusterName="demo", principalArn=admin_role, kubernetesGroups=["platform-admins"])
+    admin = eks.describe_access_entry(clusterName="demo", principalArn=admin_role)["accessEntry"]
+    assert admin["type"] == "STANDARD"
+    assert admin["kubernetesGroups"] == ["platform-admins"]
+    assert admin["username"] == f"arn:aws:sts::{account}:assumed-role/admin/{{{{SessionName}}}}"
+    assert eks.describe_access_entry(clusterName="demo", principalArn=node_role)["accessEntry"]["type"] == "EC2_LINUX"
+    assert sorted(eks.list_access_entries(clusterName="demo")["accessEntries"]) == sorted([node_role, admin_role])
+
+    with pytest.raises(ClientError) as err:
+        eks.create_access_entry(clusterName="demo", principalArn=node_role, type="EC2_LINUX")
+    assert_error(err, "ResourceInUseException", 409)
+    with pytest.raises(ClientError) as err:
+        eks.create_access_entry(
+            clusterName="demo", principalArn=f"arn:aws:iam::{account}:role/n2", kubernetesGroups=["system:nodes"]
+        )
+    assert_error(err, "InvalidParameterException", 400)
+
+    eks.delete_access_entry(clusterName="demo", principalArn=node_role)
+    with pytest.raises(ClientError) as err:
+        eks.describe_access_entry(clusterName="demo", principalArn=node_role)
+    assert_error(err, "ResourceNotFoundException", 404)
+    with pytest.raises(ClientError) as err:
+        eks.list_access_entries(clusterName="missing")
+    assert_error(err, "ResourceNotFoundException", 404)
+
+
+def test_eks_access_entries_need_api_mode(aws):
+    eks = aws("eks")
+    make_cluster(eks)  # CONFIG_MAP
+    with pytest.raises(ClientError) as err:
+        eks.list_access_entries(clusterName="demo")
+    assert_error(err, "InvalidRequestException", 400)
+
+
+def test_eks_pod_identity_associations(aws, account):
+    eks = aws("eks")
+    make_cluster(eks)
+    role = f"arn:aws:iam::{account}:role/KarpenterController"
+    karpenter = eks.create_pod_identity_association(
+        clusterName="demo", namespace="kube-system", serviceAccount="karpenter", roleArn=role
+    )["association"]
+    eks.create_pod_identity_association(
+        clusterName="demo", namespace="kube-system", serviceAccount="aws-node", roleArn=role
+    )
+    eks.create_pod_identity_association(clusterName="demo", namespace="karpenter", serviceAccount="karpenter", roleArn=role)
+
+    assert re.fullmatch(r"a-[0-9a-z]{17}", karpenter["associationId"])
+    assert karpenter["associationArn"] == (
+        f"arn:aws:eks:{REGION}:{account}:podidentityassociation/demo/{karpenter['associationId']}"
+    )
+    by_ns = eks.list_pod_identity_associations(clusterName="demo", namespace="kube-system")["associations"]
+    assert sorted(a["serviceAccount"] for a in by_ns) == ["aws-node", "karpenter"]
+    by_sa = eks.list_pod_identity_associations(clusterName="demo", serviceAccount="karpenter")["associations"]
+    assert sorted(a["namespace"] for a in by_sa) == ["karpenter", "kube-system"]
+    both = eks.list_pod_identity_associations(clusterName="demo", namespace="karpenter", serviceAccount="karpenter")
+    assert len(both["associations"]) == 1
+
+    described = eks.describe_pod_identity_association(clusterName="demo", associationId=karpenter["associationId"])
+    assert described["association"]["roleArn"] == role
+    with pytest.raises(ClientError) as err:
+        eks.create_pod_identity_association(
+            clusterName="demo", namespace="kube-system", serviceAccount="karpenter", roleArn=role
+        )
+    assert_error(err, "ResourceInUseException", 409)
+
+    eks.delete_pod_identity_association(clusterName="demo", associationId=karpenter["associationId"])
+    with pytest.raises(ClientError) as err:
+        eks.describe_pod_identity_association(clusterName="demo", associationId=karpenter["associationId"])
+    assert_error(err, "ResourceNotFoundException", 404)
+
+
+def test_eks_addons(aws):
+    eks = aws("eks")
+    make_cluster(eks)
+    addon = eks.create_addon(clusterName="demo", addonName="eks-pod-identity-agent", addonVersion="v1.3.8-eksbuild.2")
+    assert addon["addon"]["status"] == "ACTIVE"
+    eks.create_addon(clusterName="demo", addonName="vpc-cni")
+
+    assert sorted(eks.list_addons(clusterName="demo")["addons"]) == ["eks-pod-identity-agent", "vpc-cni"]
+    described = eks.describe_addon(clusterName="demo", addonName="eks-pod-identity-agent")["addon"]
+    assert described["addonVersion"] == "v1.3.8-eksbuild.2"
+    with pytest.raises(ClientError) as err:
+        eks.create_addon(clusterName="demo", addonName="vpc-cni")
+    assert_error(err, "ResourceInUseException", 409)
+
+    eks.delete_addon(clusterName="demo", addonName="vpc-cni")
+    with pytest.raises(ClientError) as err:
+        eks.describe_addon(clusterName="demo", addonName="vpc-cni")
+    assert_error(err, "ResourceNotFoundException", 404)
+
+
+# --- SSM ---------------------------------------------------------------------------------------
+
+
+def test_ssm_aws_service_parameters_can_be_seeded(aws):
+    ssm = aws("ssm")
+    al2023 = "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"
+    bottlerocket = "/aws/service/bottlerocket/aws-k8s-1.33/x86_64/latest/image_id"
+    ssm.put_parameter(Name=al2023, Value="ami-0a1b2c3d4e5f60718", Type="String")
+    ssm.put_parameter(Name=bottlerocket, Value="ami-0f1e2d3c4b5a69788", Type="String")
+    ssm.put_parameter(Name=al2023, Value="ami-0a1b2c3d4e5f60719", Type="String", Overwrite=True)
+
+    param = ssm.get_parameter(Name=al2023)["Parameter"]
+    assert (param["Value"], param["Version"]) == ("ami-0a1b2c3d4e5f60719", 2)
+    got = ssm.get_parameters(Names=[al2023, bottlerocket, "/aws/service/eks/optimized-ami/9.99/missing"])
+    assert {p["Name"]: p["Value"] for p in got["Parameters"]} == {
+        al2023: "ami-0a1b2c3d4e5f60719",
+        bottlerocket: "ami-0f1e2d3c4b5a69788",
+    }
+    assert got["InvalidParameters"] == ["/aws/service/eks/optimized-ami/9.99/missing"]
+    with pytest.raises(ClientError) as err:
+        ssm.get_parameter(Name="/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id")
+    assert err.value.response["Error"]["Code"] == "ParameterNotFound"
