@@ -15,6 +15,7 @@ use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
 use crate::facts::{ApiOp, FactKind};
@@ -212,9 +213,12 @@ impl Intercept for AwsGuard {
         "karpdoctor-read-only-guard"
     }
 
-    fn read_before_execution(
+    // Not `read_before_execution`: client-level interceptors run that hook before the
+    // operation's own configuration (which names the operation) is in the bag.
+    fn read_before_serialization(
         &self,
         _context: &BeforeSerializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let Some(meta) = cfg.load::<Metadata>() else {

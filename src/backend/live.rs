@@ -64,13 +64,7 @@ impl Live {
     /// Connects the kube side (reads the kubeconfig; no request is sent yet).
     pub async fn connect(options: LiveOptions, log: ApiLog) -> Result<Self, Error> {
         let (config, kube_target) = kube_config(&options).await?;
-        let filter = tower::filter::FilterLayer::new(crate::guard::kube_filter(log.clone()));
-        let kube = kube::client::ClientBuilder::try_from(config)
-            .map_err(|e| Error::Kubeconfig {
-                reason: e.to_string(),
-            })?
-            .with_layer(&filter)
-            .build();
+        let kube = guarded_kube_client(config, log.clone())?;
         Ok(Live {
             kube,
             kube_target,
@@ -284,6 +278,17 @@ impl Live {
         }
         Ok(items)
     }
+}
+
+/// A `kube::Client` whose every request passes the read-only guard first.
+pub fn guarded_kube_client(config: kube::Config, log: ApiLog) -> Result<kube::Client, Error> {
+    let filter = tower::filter::FilterLayer::new(crate::guard::kube_filter(log));
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| Error::Kubeconfig {
+            reason: e.to_string(),
+        })?
+        .with_layer(&filter)
+        .build())
 }
 
 /// A Kubernetes resource karpdoctor lists or gets.

@@ -50,14 +50,20 @@ const KINDS: &[(&str, &str)] = &[
     ("Deployment", "deployments"),
     ("EC2NodeClass", "ec2nodeclasses"),
     ("Event", "events"),
-    ("MutatingWebhookConfiguration", "mutatingwebhookconfigurations"),
+    (
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+    ),
     ("Node", "nodes"),
     ("NodeClaim", "nodeclaims"),
     ("NodePool", "nodepools"),
     ("Pod", "pods"),
     ("Service", "services"),
     ("ServiceAccount", "serviceaccounts"),
-    ("ValidatingWebhookConfiguration", "validatingwebhookconfigurations"),
+    (
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+    ),
 ];
 
 pub fn plural_of(kind: &str) -> String {
@@ -94,21 +100,40 @@ impl Cluster {
             ..Cluster::default()
         };
         // Core resources are always served.
-        for plural in ["pods", "configmaps", "events", "nodes", "services", "serviceaccounts"] {
+        for plural in [
+            "pods",
+            "configmaps",
+            "events",
+            "nodes",
+            "services",
+            "serviceaccounts",
+        ] {
             c.served.insert((String::new(), "v1".into(), plural.into()));
         }
         for (g, p) in [
             ("apps", "deployments"),
             ("apps", "daemonsets"),
             ("apiextensions.k8s.io", "customresourcedefinitions"),
-            ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
-            ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+            (
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "mutatingwebhookconfigurations",
+            ),
         ] {
             c.served.insert((g.into(), "v1".into(), p.into()));
         }
-        let facts = bundle.get("facts").and_then(Value::as_array).cloned().unwrap_or_default();
+        let facts = bundle
+            .get("facts")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for entry in facts {
-            let Some(fact) = entry.get("fact") else { continue };
+            let Some(fact) = entry.get("fact") else {
+                continue;
+            };
             let (name, params) = match fact {
                 Value::String(s) => (s.clone(), Value::Null),
                 Value::Object(m) => match m.iter().next() {
@@ -117,7 +142,9 @@ impl Cluster {
                 },
                 _ => continue,
             };
-            let Some(resource) = fact_resource(&name, &params) else { continue };
+            let Some(resource) = fact_resource(&name, &params) else {
+                continue;
+            };
             if let Some(err) = entry.get("error") {
                 match err.get("kind").and_then(Value::as_str) {
                     Some("forbidden") => {
@@ -130,7 +157,9 @@ impl Cluster {
                 }
                 continue;
             }
-            let Some(value) = entry.get("value") else { continue };
+            let Some(value) = entry.get("value") else {
+                continue;
+            };
             if name == "kubeVersion" {
                 c.version = value.clone();
                 continue;
@@ -150,9 +179,20 @@ impl Cluster {
             .cloned()
             .collect();
         for crd in crds {
-            let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
-            let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
-            for v in crd.pointer("/spec/versions").and_then(Value::as_array).into_iter().flatten() {
+            let group = crd
+                .pointer("/spec/group")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let plural = crd
+                .pointer("/spec/names/plural")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            for v in crd
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if v.get("served").and_then(Value::as_bool) == Some(true)
                     && let Some(name) = v.get("name").and_then(Value::as_str)
                 {
@@ -162,8 +202,14 @@ impl Cluster {
         }
         c.objects.sort_by_key(|o| {
             (
-                o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string(),
-                o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                o.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
             )
         });
         c.objects.dedup();
@@ -172,9 +218,15 @@ impl Cluster {
 
     /// Reads `DIR/bundle.json` or a bundle file.
     pub fn from_path(path: &Path) -> Result<Cluster, String> {
-        let file = if path.is_dir() { path.join("bundle.json") } else { path.to_path_buf() };
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let bundle: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let file = if path.is_dir() {
+            path.join("bundle.json")
+        } else {
+            path.to_path_buf()
+        };
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let bundle: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         Ok(Cluster::from_bundle(&bundle))
     }
 }
@@ -227,7 +279,11 @@ impl Drop for TestServer {
 impl TestServer {
     /// Serves `cluster` on `127.0.0.1:port` (0 picks a free port), answering each request after
     /// `delay` (for latency benchmarks).
-    pub async fn start(cluster: Cluster, port: u16, delay: Duration) -> std::io::Result<TestServer> {
+    pub async fn start(
+        cluster: Cluster,
+        port: u16,
+        delay: Duration,
+    ) -> std::io::Result<TestServer> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -235,7 +291,9 @@ impl TestServer {
             delay,
             seen: Mutex::new(Vec::new()),
         });
-        let app = Router::new().fallback(handle).with_state(Arc::clone(&shared));
+        let app = Router::new()
+            .fallback(handle)
+            .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -253,7 +311,11 @@ impl TestServer {
 
     /// Every request served so far, in order.
     pub fn seen(&self) -> Vec<Seen> {
-        self.shared.seen.lock().map(|s| s.clone()).unwrap_or_default()
+        self.shared
+            .seen
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -274,7 +336,12 @@ async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> 
     if !shared.delay.is_zero() {
         tokio::time::sleep(shared.delay).await;
     }
-    route(&shared.cluster, &method, uri.path(), &query_map(uri.query().unwrap_or_default()))
+    route(
+        &shared.cluster,
+        &method,
+        uri.path(),
+        &query_map(uri.query().unwrap_or_default()),
+    )
 }
 
 fn query_map(q: &str) -> BTreeMap<String, String> {
@@ -314,18 +381,35 @@ fn decode(s: &str) -> String {
 
 fn route(c: &Cluster, method: &Method, path: &str, query: &BTreeMap<String, String>) -> Response {
     if method != Method::GET {
-        return status(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", "the test API server is read-only");
+        return status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "the test API server is read-only",
+        );
     }
-    let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
     match segs.as_slice() {
         ["version"] => json_response(StatusCode::OK, &c.version),
-        ["api"] => json_response(StatusCode::OK, &json!({"kind": "APIVersions", "versions": ["v1"]})),
+        ["api"] => json_response(
+            StatusCode::OK,
+            &json!({"kind": "APIVersions", "versions": ["v1"]}),
+        ),
         ["apis"] => json_response(StatusCode::OK, &api_group_list(c)),
         ["api", version] => json_response(StatusCode::OK, &resource_list(c, "", version)),
-        ["apis", group, version] => json_response(StatusCode::OK, &resource_list(c, group, version)),
+        ["apis", group, version] => {
+            json_response(StatusCode::OK, &resource_list(c, group, version))
+        }
         ["api", version, rest @ ..] => resource(c, "", version, rest, query),
         ["apis", group, version, rest @ ..] => resource(c, group, version, rest, query),
-        _ => status(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource"),
+        _ => status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        ),
     }
 }
 
@@ -353,8 +437,18 @@ fn resource_list(c: &Cluster, group: &str, version: &str) -> Value {
         .filter(|(g, v, _)| g == group && v == version)
         .map(|(_, _, plural)| {
             let namespaced = c.objects.iter().any(|o| {
-                resource_of(o).is_some_and(|(_, _, p)| &p == plural) && o.pointer("/metadata/namespace").is_some()
-            }) || matches!(plural.as_str(), "pods" | "configmaps" | "events" | "services" | "serviceaccounts" | "deployments" | "daemonsets");
+                resource_of(o).is_some_and(|(_, _, p)| &p == plural)
+                    && o.pointer("/metadata/namespace").is_some()
+            }) || matches!(
+                plural.as_str(),
+                "pods"
+                    | "configmaps"
+                    | "events"
+                    | "services"
+                    | "serviceaccounts"
+                    | "deployments"
+                    | "daemonsets"
+            );
             json!({
                 "name": plural,
                 "singularName": "",
@@ -364,11 +458,21 @@ fn resource_list(c: &Cluster, group: &str, version: &str) -> Value {
             })
         })
         .collect();
-    let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
 }
 
-fn resource(c: &Cluster, group: &str, version: &str, rest: &[&str], query: &BTreeMap<String, String>) -> Response {
+fn resource(
+    c: &Cluster,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    query: &BTreeMap<String, String>,
+) -> Response {
     let (namespace, rest) = match rest {
         ["namespaces", ns, more @ ..] if !more.is_empty() => (Some(*ns), more),
         other => (None, other),
@@ -377,46 +481,84 @@ fn resource(c: &Cluster, group: &str, version: &str, rest: &[&str], query: &BTre
         [plural] => (*plural, None, None),
         [plural, name] => (*plural, Some(*name), None),
         [plural, name, sub] => (*plural, Some(*name), Some(*sub)),
-        _ => return status(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource"),
+        _ => {
+            return status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                "the server could not find the requested resource",
+            );
+        }
     };
     let key: ResourceKey = (group.to_string(), version.to_string(), plural.to_string());
-    let what = if group.is_empty() { plural.to_string() } else { format!("{plural}.{group}") };
+    let what = if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    };
     if c.forbidden.contains(&key) {
         return status(
             StatusCode::FORBIDDEN,
             "Forbidden",
-            &format!("{what} is forbidden: User \"test\" cannot list resource \"{plural}\" in API group \"{group}\""),
+            &format!(
+                "{what} is forbidden: User \"test\" cannot list resource \"{plural}\" in API group \"{group}\""
+            ),
         );
     }
     if !c.served.contains(&key) {
-        return status(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource");
+        return status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        );
     }
-    let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let api_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     let matching = |o: &&Value| {
         resource_of(o).as_ref() == Some(&key)
-            && namespace.is_none_or(|ns| o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
+            && namespace.is_none_or(|ns| {
+                o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns)
+            })
     };
     match (name, sub) {
         (Some(name), Some("log")) if plural == "pods" => {
             let container = query.get("container").cloned().unwrap_or_default();
             let previous = query.get("previous").is_some_and(|v| v == "true");
             let ns = namespace.unwrap_or("default").to_string();
-            let exact = c.logs.get(&(ns.clone(), name.to_string(), container.clone(), previous));
+            let exact = c
+                .logs
+                .get(&(ns.clone(), name.to_string(), container.clone(), previous));
             let any_container = c
                 .logs
                 .iter()
                 .find(|((n, p, _, prev), _)| *n == ns && p == name && *prev == previous)
                 .map(|(_, t)| t);
-            match exact.or(if container.is_empty() { any_container } else { None }) {
+            match exact.or(if container.is_empty() {
+                any_container
+            } else {
+                None
+            }) {
                 Some(text) => Response::builder()
                     .status(StatusCode::OK)
                     .header(header::CONTENT_TYPE, "text/plain")
                     .body(Body::from(text.clone()))
                     .unwrap_or_default(),
-                None => status(StatusCode::BAD_REQUEST, "BadRequest", &format!("previous terminated container \"{container}\" in pod \"{name}\" not found")),
+                None => status(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequest",
+                    &format!(
+                        "previous terminated container \"{container}\" in pod \"{name}\" not found"
+                    ),
+                ),
             }
         }
-        (Some(_), Some(sub)) => status(StatusCode::NOT_FOUND, "NotFound", &format!("subresource {sub} is not served")),
+        (Some(_), Some(sub)) => status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            &format!("subresource {sub} is not served"),
+        ),
         (Some(name), None) => match c
             .objects
             .iter()
@@ -424,28 +566,55 @@ fn resource(c: &Cluster, group: &str, version: &str, rest: &[&str], query: &BTre
             .find(|o| o.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
         {
             Some(o) => json_response(StatusCode::OK, o),
-            None => status(StatusCode::NOT_FOUND, "NotFound", &format!("{what} \"{name}\" not found")),
+            None => status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                &format!("{what} \"{name}\" not found"),
+            ),
         },
         (None, _) => {
-            let labels = query.get("labelSelector").map(String::as_str).unwrap_or_default();
-            let fields = query.get("fieldSelector").map(String::as_str).unwrap_or_default();
+            let labels = query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or_default();
+            let fields = query
+                .get("fieldSelector")
+                .map(String::as_str)
+                .unwrap_or_default();
             let selected: Vec<&Value> = c
                 .objects
                 .iter()
                 .filter(matching)
                 .filter(|o| labels_match(o, labels) && fields_match(o, fields))
                 .collect();
-            let offset: usize = query.get("continue").and_then(|t| t.parse().ok()).unwrap_or(0);
-            let limit: usize = query.get("limit").and_then(|l| l.parse().ok()).filter(|l| *l > 0).unwrap_or(usize::MAX);
-            let page: Vec<Value> = selected.iter().skip(offset).take(limit).map(|o| strip_type_meta(o)).collect();
+            let offset: usize = query
+                .get("continue")
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
+            let limit: usize = query
+                .get("limit")
+                .and_then(|l| l.parse().ok())
+                .filter(|l| *l > 0)
+                .unwrap_or(usize::MAX);
+            let page: Vec<Value> = selected
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|o| strip_type_meta(o))
+                .collect();
             let next = offset.saturating_add(page.len());
             let mut metadata = json!({"resourceVersion": "1"});
             if next < selected.len() {
                 metadata["continue"] = json!(next.to_string());
                 metadata["remainingItemCount"] = json!(selected.len() - next);
             }
-            let kind = kind_of(plural).map(|k| format!("{k}List")).unwrap_or_else(|| "List".to_string());
-            json_response(StatusCode::OK, &json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "items": page}))
+            let kind = kind_of(plural)
+                .map(|k| format!("{k}List"))
+                .unwrap_or_else(|| "List".to_string());
+            json_response(
+                StatusCode::OK,
+                &json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "items": page}),
+            )
         }
     }
 }
@@ -488,7 +657,12 @@ pub fn labels_match(obj: &Value, selector: &str) -> bool {
 }
 
 fn parse_set(s: &str) -> Vec<&str> {
-    s.trim().trim_start_matches('(').trim_end_matches(')').split(',').map(str::trim).collect()
+    s.trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .split(',')
+        .map(str::trim)
+        .collect()
 }
 
 /// Splits on commas outside parentheses.
@@ -558,6 +732,105 @@ fn status(code: StatusCode, reason: &str, message: &str) -> Response {
     )
 }
 
+/// A scripted AWS endpoint for fault tests: answers each request whose form body names
+/// `Action=<action>` with the next response of its script (the last one repeats). Use it as a
+/// per-service endpoint (`AWS_ENDPOINT_URL_STS`) to fail one service while the others reach
+/// the emulator.
+pub struct AwsStub {
+    pub addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+    calls: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for AwsStub {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+type Script = BTreeMap<String, Vec<(u16, String)>>;
+/// The stub's shared state: its script and the actions it has been asked for.
+type StubState = (Arc<Mutex<Script>>, Arc<Mutex<Vec<String>>>);
+
+impl AwsStub {
+    pub async fn start(script: Vec<(&str, Vec<(u16, String)>)>) -> std::io::Result<AwsStub> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let script: Arc<Mutex<Script>> = Arc::new(Mutex::new(
+            script
+                .into_iter()
+                .map(|(a, r)| (a.to_string(), r))
+                .collect(),
+        ));
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let state = (Arc::clone(&script), Arc::clone(&calls));
+        let app = Router::new().fallback(aws_stub).with_state(state);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(AwsStub { addr, task, calls })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The actions requested so far, in order (retries included).
+    pub fn calls(&self) -> Vec<String> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// The query-protocol error document AWS sends (`Throttling`, `AccessDenied`, …).
+    pub fn error_xml(code: &str, message: &str) -> String {
+        format!(
+            "<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>{message}</Message></Error><RequestId>stub</RequestId></ErrorResponse>"
+        )
+    }
+
+    /// A successful `sts:GetCallerIdentity` answer.
+    pub fn caller_identity_xml(account: &str, arn: &str) -> String {
+        format!(
+            "<GetCallerIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><GetCallerIdentityResult><Arn>{arn}</Arn><UserId>AIDASTUB</UserId><Account>{account}</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>stub</RequestId></ResponseMetadata></GetCallerIdentityResponse>"
+        )
+    }
+}
+
+async fn aws_stub(State((script, calls)): State<StubState>, body: String) -> Response {
+    let action = query_map(&body).get("Action").cloned().unwrap_or_default();
+    if let Ok(mut c) = calls.lock() {
+        c.push(action.clone());
+    }
+    let next = script.lock().ok().and_then(|mut s| {
+        let responses = s.get_mut(&action)?;
+        if responses.len() > 1 {
+            Some(responses.remove(0))
+        } else {
+            responses.first().cloned()
+        }
+    });
+    let (code, body) = next.unwrap_or((400, AwsStub::error_xml("InvalidAction", "not scripted")));
+    Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST))
+        .header(header::CONTENT_TYPE, "text/xml")
+        .body(Body::from(body))
+        .unwrap_or_default()
+}
+
+/// A TCP endpoint that accepts connections and never answers: the stalled API server or AWS
+/// endpoint every timeout must survive. Returns its `http://` URL; connections are held for
+/// as long as the task lives.
+pub async fn stalled_endpoint() -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    Ok((url, task))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,7 +844,10 @@ mod tests {
         let o = obj(json!({"app": "karpenter", "tier": "ctl"}));
         assert!(labels_match(&o, "app=karpenter,tier"));
         assert!(labels_match(&o, "app==karpenter,!missing"));
-        assert!(labels_match(&o, "app in (karpenter,other),tier notin (web)"));
+        assert!(labels_match(
+            &o,
+            "app in (karpenter,other),tier notin (web)"
+        ));
         assert!(!labels_match(&o, "app!=karpenter"));
         assert!(!labels_match(&o, "missing"));
     }
@@ -579,7 +855,10 @@ mod tests {
     #[test]
     fn field_selectors() {
         let o = obj(json!({}));
-        assert!(fields_match(&o, "involvedObject.kind=NodeClaim,metadata.name==a"));
+        assert!(fields_match(
+            &o,
+            "involvedObject.kind=NodeClaim,metadata.name==a"
+        ));
         assert!(!fields_match(&o, "involvedObject.kind!=NodeClaim"));
     }
 
