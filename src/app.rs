@@ -13,8 +13,8 @@ use crate::backend::recorded::Recorded;
 use crate::bundle::Bundle;
 use crate::check::CheckInfo;
 use crate::cli::{
-    CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, ReportArgs,
-    TargetArgs,
+    CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, PermissionsArgs,
+    PermissionsOutput, ReportArgs, TargetArgs,
 };
 use crate::context::Context;
 use crate::engine::{self, RunOptions};
@@ -33,6 +33,7 @@ pub async fn run(cli: Cli) -> u8 {
     let result = match cli.command {
         Some(Command::List(args)) => list(&args),
         Some(Command::Explain(args)) => explain(&args),
+        Some(Command::Permissions(args)) => permissions(&args),
         Some(Command::Demo(report)) => {
             run_checks(Source::Demo, &TargetArgs::default(), &report).await
         }
@@ -77,17 +78,40 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
             message: "--only and --skip leave no check to run".to_string(),
         });
     }
-    let out = execute(source, target, args, &checks).await?;
+    if args.history.is_some() && !matches!(source, Source::Live) {
+        return Err(Error::Usage {
+            message: "--history needs a live run (not --replay or demo)".to_string(),
+        });
+    }
+    let mut out = execute(source, target, args, &checks).await?;
+    if let Some(name) = &args.history {
+        record_history(&out.context, &mut out.report, name).await;
+    }
     let fail_on = args.fail_on.into();
-    let code = out.report.exit_code(fail_on);
+    let code = match out.report.exit_code(fail_on) {
+        report::EXIT_FINDINGS if args.exit_zero => EXIT_OK,
+        code => code,
+    };
 
+    // One redactor for the report and the bundle, so both use the same pseudonyms.
+    let mut redactor = args.redact.then(crate::redact::Redactor::new);
+    if let Some(r) = redactor.as_mut() {
+        out.report = r.document(&out.report).ok_or_else(|| Error::Internal {
+            message: "redacting the report failed".to_string(),
+        })?;
+    }
     if let Some(path) = &target.record {
-        Bundle::new(
+        let mut bundle = Bundle::new(
             out.context.hints().clone(),
             out.report.target.clone(),
             out.context.recording(),
-        )
-        .write(path)?;
+        );
+        if let Some(r) = redactor.as_mut() {
+            bundle = r.document(&bundle).ok_or_else(|| Error::Internal {
+                message: "redacting the bundle failed".to_string(),
+            })?;
+        }
+        bundle.write(path)?;
     }
     let color = match args.color {
         ColorArg::Always => true,
@@ -100,6 +124,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
     let rendered = match args.output {
         Output::Json => report::json::render(&out.report),
         Output::Markdown => report::markdown::render(&out.report),
+        Output::Short => report::short::render(&out.report),
         Output::Text => report::text::render(
             &out.report,
             report::text::TextOptions {
@@ -111,6 +136,37 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
     };
     print(&rendered)?;
     Ok(code)
+}
+
+/// Marks findings new/ongoing/resolved against the history ConfigMap and stores this run.
+/// Problems with the history are run notes: they never change the verdict.
+async fn record_history(ctx: &Context, report: &mut Report, name: &str) {
+    let Backend::Live(live) = ctx.backend() else {
+        return;
+    };
+    let namespace = crate::history::own_namespace();
+    crate::guard::allow_history_configmap(&namespace, name);
+    let (cm, previous) = match live.read_history(&namespace, name).await {
+        Ok(found) => found,
+        Err(e) => {
+            report.errors.push(e);
+            return;
+        }
+    };
+    let previous = previous.and_then(|text| match serde_json::from_str(&text) {
+        Ok(doc) => Some(doc),
+        Err(e) => {
+            report.errors.push(format!(
+                "history ConfigMap {namespace}/{name}: unreadable, starting afresh: {e}"
+            ));
+            None
+        }
+    });
+    let doc = crate::history::merge(previous.as_ref(), report, &report.started_at.clone());
+    let text = serde_json::to_string(&doc).unwrap_or_default();
+    if let Err(e) = live.write_history(cm, text).await {
+        report.errors.push(e);
+    }
 }
 
 /// Builds the context for `source`, resolves the target and runs `checks`.
@@ -196,6 +252,14 @@ pub async fn execute(
     .await??;
     ctx.set_target(target.clone());
 
+    let denied = within(
+        deadline,
+        args.timeout,
+        "checking karpdoctor's own permissions",
+        self_check(&ctx, checks, &target),
+    )
+    .await?;
+
     let progress = progress_bar(checks.len(), args);
     let on_done = progress.clone().map(|bar| {
         Arc::new(move |info: &'static CheckInfo| {
@@ -210,6 +274,7 @@ pub async fn execute(
             check_timeout: args.check_timeout,
             deadline,
             on_done,
+            denied,
         },
     )
     .await;
@@ -226,6 +291,53 @@ pub async fn execute(
         report,
         context: ctx,
     })
+}
+
+/// Asks the API server, with one SelfSubjectAccessReview per Kubernetes operation the selected
+/// checks need, what karpdoctor's own identity may not do. A review that cannot be answered
+/// (an older bundle, an API server without the API) denies nothing: the checks then find out
+/// for themselves.
+async fn self_check(
+    ctx: &Context,
+    checks: &[&'static CheckInfo],
+    target: &Target,
+) -> std::collections::BTreeMap<FactKind, String> {
+    let mut reviews = Vec::new();
+    for kind in needed_kinds(checks) {
+        let namespace = match kind {
+            FactKind::Pods => match &target.karpenter_namespace {
+                Some(ns) => Some(ns.clone()),
+                // No controller found: nothing will list its pods.
+                None => continue,
+            },
+            FactKind::ControllerDeployments => ctx.hints().namespace.clone(),
+            _ => None,
+        };
+        for op in kind.operations() {
+            if let crate::facts::ApiOp::Kube {
+                verb,
+                group,
+                resource,
+            } = op
+            {
+                reviews.push((kind, *op, *verb, *group, *resource, namespace.clone()));
+            }
+        }
+    }
+    let answers =
+        futures::future::join_all(reviews.iter().map(|(_, _, verb, group, resource, ns)| {
+            ctx.access_review(verb, group, resource, ns.as_deref())
+        }))
+        .await;
+    let mut denied = std::collections::BTreeMap::new();
+    for ((kind, op, ..), answer) in reviews.into_iter().zip(answers) {
+        if let Ok(a) = answer
+            && !a.allowed
+        {
+            denied.entry(kind).or_insert_with(|| op.to_string());
+        }
+    }
+    denied
 }
 
 /// Flags win over what a bundle recorded.
@@ -442,6 +554,20 @@ fn list(args: &ListArgs) -> Result<u8, Error> {
             text.push('\n');
             text
         }
+    };
+    print(&text)?;
+    Ok(EXIT_OK)
+}
+
+fn permissions(args: &PermissionsArgs) -> Result<u8, Error> {
+    let only = parse_selectors(&args.only)?;
+    let skip = parse_selectors(&args.skip)?;
+    let checks = registry::select(&only, &skip);
+    let p = crate::permissions::for_checks(&checks);
+    let text = match args.output {
+        PermissionsOutput::Text => p.text(),
+        PermissionsOutput::Json => p.iam_policy_text(),
+        PermissionsOutput::Yaml => p.cluster_role_yaml(),
     };
     print(&text)?;
     Ok(EXIT_OK)

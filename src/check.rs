@@ -217,6 +217,12 @@ pub struct Finding {
     pub hint: String,
     pub remediation: Remediation,
     pub doc_url: String,
+    /// With `--history`: `new` or `ongoing`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
+    /// With `--history`: when this finding (code and object) was first reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_seen: Option<String>,
     /// Whether the check chose the severity; otherwise the engine applies the default.
     #[serde(skip)]
     severity_chosen: bool,
@@ -235,6 +241,8 @@ impl Finding {
             hint: String::new(),
             remediation: Remediation::default(),
             doc_url: String::new(),
+            history: None,
+            first_seen: None,
             severity_chosen: false,
         }
     }

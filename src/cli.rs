@@ -13,6 +13,7 @@ Exit codes (the same for every output format):
   1  findings at or above --fail-on
   2  karpdoctor could not do its job: bad options, unreadable kubeconfig or bundle,
      cluster unreachable, no AWS credentials, or no check could conclude
+  With --exit-zero, findings exit 0 (2 still means karpdoctor could not run).
 
 Examples:
   karpdoctor                          check the cluster of the current kube context
@@ -20,7 +21,8 @@ Examples:
   karpdoctor --record ticket.json     also save every fact read, for support
   karpdoctor --replay ticket.json     judge a saved bundle offline
   karpdoctor explain KD1001           how to fix one problem
-  karpdoctor demo                     see a report on a built-in broken cluster";
+  karpdoctor demo                     see a report on a built-in broken cluster
+  karpdoctor permissions -o json      the IAM policy karpdoctor needs";
 
 /// Diagnoses broken Karpenter installs on AWS EKS.
 ///
@@ -48,6 +50,30 @@ pub enum Command {
     /// Run every check on a recorded broken cluster built into the binary (no cluster, no AWS).
     #[command(after_help = AFTER_HELP)]
     Demo(ReportArgs),
+    /// Print the least-privilege permissions the selected checks need: a summary (text), the
+    /// IAM policy (json) or the Kubernetes ClusterRole (yaml).
+    Permissions(PermissionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    /// text: per check, what it cannot do without which permission; json: the IAM policy
+    /// document; yaml: the ClusterRole manifest
+    #[arg(short, long, value_enum, default_value_t = PermissionsOutput::Text)]
+    pub output: PermissionsOutput,
+    /// Only the checks given: codes, slugs or categories
+    #[arg(long, value_delimiter = ',', value_name = "CHECKS")]
+    pub only: Vec<String>,
+    /// Leave out these checks: codes, slugs or categories
+    #[arg(long, value_delimiter = ',', value_name = "CHECKS")]
+    pub skip: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PermissionsOutput {
+    Text,
+    Json,
+    Yaml,
 }
 
 #[derive(Debug, Args, Default)]
@@ -125,6 +151,38 @@ pub struct ReportArgs {
     /// Less output: only problems and the verdict
     #[arg(short, long, conflicts_with = "verbose", help_heading = "Output")]
     pub quiet: bool,
+    /// Exit 0 even when findings are found (for jobs that alert from the JSON instead)
+    #[arg(long, help_heading = "Selection")]
+    pub exit_zero: bool,
+    /// Replace account ids, IP addresses, hostnames and ARN account parts with stable
+    /// pseudonyms in every output and in --record bundles (for support tickets)
+    #[arg(long, help_heading = "Output")]
+    pub redact: bool,
+    /// Keep the last result in a ConfigMap of karpdoctor's own namespace and mark each
+    /// finding new, ongoing or resolved (scheduled runs)
+    #[arg(long, value_name = "configmap/NAME", value_parser = parse_history, help_heading = "Output")]
+    pub history: Option<String>,
+}
+
+/// `configmap/NAME` → `NAME` (a DNS-1123 name).
+pub fn parse_history(s: &str) -> Result<String, String> {
+    let name = s
+        .strip_prefix("configmap/")
+        .or_else(|| s.strip_prefix("configmaps/"))
+        .or_else(|| s.strip_prefix("cm/"))
+        .ok_or_else(|| format!("\"{s}\": expected configmap/NAME"))?;
+    let valid = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if valid {
+        Ok(name.to_string())
+    } else {
+        Err(format!("\"{name}\" is not a valid ConfigMap name"))
+    }
 }
 
 impl Default for ReportArgs {
@@ -139,6 +197,9 @@ impl Default for ReportArgs {
             color: ColorArg::Auto,
             verbose: 0,
             quiet: false,
+            exit_zero: false,
+            redact: false,
+            history: None,
         }
     }
 }
@@ -165,6 +226,8 @@ pub enum Output {
     Text,
     Json,
     Markdown,
+    /// One line per finding and per check that could not run, for log pipelines
+    Short,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -17,7 +17,9 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
-use crate::facts::{CallerIdentity, EksCluster, FactError, FactKey, FactKind, KubeVersion};
+use crate::facts::{
+    AccessReview, CallerIdentity, EksCluster, FactError, FactKey, FactKind, KubeVersion,
+};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
 use crate::target::{Hints, Target};
 
@@ -156,6 +158,7 @@ impl Context {
                 namespace,
                 label_selector,
             } => self.pods(&namespace, &label_selector).await.map(drop),
+            key @ FactKey::AccessReview { .. } => self.get::<AccessReview>(key).await.map(drop),
         };
     }
 
@@ -218,6 +221,23 @@ impl Context {
 
     pub async fn caller_identity(&self) -> Result<Arc<CallerIdentity>, FactError> {
         self.get(FactKey::CallerIdentity).await
+    }
+
+    /// May karpdoctor's own identity do this? (SelfSubjectAccessReview)
+    pub async fn access_review(
+        &self,
+        verb: &str,
+        group: &str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> Result<Arc<AccessReview>, FactError> {
+        self.get(FactKey::AccessReview {
+            verb: verb.to_string(),
+            group: group.to_string(),
+            resource: resource.to_string(),
+            namespace: namespace.map(str::to_string),
+        })
+        .await
     }
 
     pub async fn eks_cluster(&self, name: &str) -> Result<Arc<Option<EksCluster>>, FactError> {

@@ -49,6 +49,9 @@ pub struct RunOptions {
     pub deadline: Instant,
     /// Called after each check finishes (progress display).
     pub on_done: Option<Arc<dyn Fn(&'static CheckInfo) + Send + Sync>>,
+    /// Fact kinds the permission self-check found karpdoctor may not read, with the missing
+    /// permission: checks that need one are `unknown` without running.
+    pub denied: std::collections::BTreeMap<FactKind, String>,
 }
 
 /// Runs `checks` against `ctx` and returns one outcome per check, in the order given.
@@ -65,8 +68,28 @@ pub async fn run(
             .min(options.deadline.saturating_duration_since(Instant::now()));
         let deadline_is_binding = budget < options.check_timeout;
         let on_done = options.on_done.clone();
+        let denied = info
+            .needs
+            .iter()
+            .find_map(|k| options.denied.get(k))
+            .cloned();
         async move {
             let started = Instant::now();
+            if let Some(permission) = denied {
+                if let Some(cb) = on_done {
+                    cb(info);
+                }
+                return Outcome {
+                    info,
+                    status: Status::Unknown,
+                    reason: Some(format!(
+                        "karpdoctor lacks permission {permission} (permission self-check)"
+                    )),
+                    missing_permission: Some(permission),
+                    findings: Vec::new(),
+                    duration: started.elapsed(),
+                };
+            }
             let handle = tokio::spawn(async move {
                 let cx = CheckCx { ctx, info };
                 crate::context::CURRENT_CHECK

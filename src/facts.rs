@@ -37,6 +37,13 @@ pub enum FactKey {
     CallerIdentity,
     /// `eks:DescribeCluster`; absent is `null`.
     EksCluster { name: String },
+    /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
+    AccessReview {
+        verb: String,
+        group: String,
+        resource: String,
+        namespace: Option<String>,
+    },
 }
 
 /// A fact key without its parameters: what a check declares it needs.
@@ -52,6 +59,7 @@ pub enum FactKind {
     NodeClaims,
     CallerIdentity,
     EksCluster,
+    AccessReview,
 }
 
 /// One API operation karpdoctor may issue. Kubernetes operations are a verb on a resource;
@@ -119,6 +127,7 @@ impl FactKind {
         FactKind::NodeClaims,
         FactKind::CallerIdentity,
         FactKind::EksCluster,
+        FactKind::AccessReview,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -139,6 +148,14 @@ impl FactKind {
             FactKind::NodeClaims => ops![kube("list", "karpenter.sh", "nodeclaims")],
             FactKind::CallerIdentity => ops![aws("sts", "GetCallerIdentity")],
             FactKind::EksCluster => ops![aws("eks", "DescribeCluster")],
+            // Every authenticated identity may ask this (system:basic-user); no RBAC to grant.
+            FactKind::AccessReview => {
+                ops![kube(
+                    "create",
+                    "authorization.k8s.io",
+                    "selfsubjectaccessreviews"
+                )]
+            }
         }
     }
 
@@ -153,7 +170,8 @@ impl FactKind {
             FactKind::ControllerDeployments
             | FactKind::Pods
             | FactKind::Crd
-            | FactKind::EksCluster => None,
+            | FactKind::EksCluster
+            | FactKind::AccessReview => None,
         }
     }
 }
@@ -170,6 +188,7 @@ impl FactKey {
             FactKey::NodeClaims => FactKind::NodeClaims,
             FactKey::CallerIdentity => FactKind::CallerIdentity,
             FactKey::EksCluster { .. } => FactKind::EksCluster,
+            FactKey::AccessReview { .. } => FactKind::AccessReview,
         }
     }
 }
@@ -194,6 +213,22 @@ impl fmt::Display for FactKey {
             FactKey::NodeClaims => f.write_str("NodeClaims"),
             FactKey::CallerIdentity => f.write_str("AWS caller identity"),
             FactKey::EksCluster { name } => write!(f, "EKS cluster {name}"),
+            FactKey::AccessReview {
+                verb,
+                group,
+                resource,
+                namespace,
+            } => {
+                let what = if group.is_empty() {
+                    resource.clone()
+                } else {
+                    format!("{resource}.{group}")
+                };
+                match namespace {
+                    Some(ns) => write!(f, "access review: {verb} {what} in {ns}"),
+                    None => write!(f, "access review: {verb} {what}"),
+                }
+            }
         }
     }
 }
@@ -277,6 +312,14 @@ pub struct EksCluster {
     pub authentication_mode: Option<String>,
     pub vpc_id: Option<String>,
     pub cluster_security_group_id: Option<String>,
+}
+
+/// The answer of a SelfSubjectAccessReview.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccessReview {
+    pub allowed: bool,
+    pub reason: String,
 }
 
 /// `GET /version`.

@@ -49,6 +49,76 @@ pub fn image_version(image: &str) -> Option<String> {
     Some(tag.trim_start_matches('v').to_string())
 }
 
+/// Environment variables whose values karpdoctor keeps: Karpenter's documented settings and
+/// the credential wiring the identity checks read (paths and role ARNs, never secrets).
+/// Keep sorted.
+pub const KEPT_ENV: &[&str] = &[
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_ROLE_ARN",
+    "AWS_STS_REGIONAL_ENDPOINTS",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "BATCH_IDLE_DURATION",
+    "BATCH_MAX_DURATION",
+    "CLUSTER_CA_BUNDLE",
+    "CLUSTER_ENDPOINT",
+    "CLUSTER_NAME",
+    "DISABLE_DRY_RUN",
+    "DISABLE_WEBHOOK",
+    "EKS_CONTROL_PLANE",
+    "ENABLE_ZONAL_SHIFT",
+    "FEATURE_GATES",
+    "HEALTH_PROBE_PORT",
+    "INTERRUPTION_QUEUE",
+    "ISOLATED_VPC",
+    "KARPENTER_SERVICE",
+    "KUBERNETES_MIN_VERSION",
+    "LOG_LEVEL",
+    "MEMORY_LIMIT",
+    "METRICS_PORT",
+    "RESERVED_ENIS",
+    "VM_MEMORY_OVERHEAD_PERCENT",
+    "WEBHOOK_PORT",
+];
+
+/// Removes from a Deployment or Pod what karpdoctor must not keep: the values of environment
+/// variables other than [`KEPT_ENV`] (a value may be a password), the last-applied annotation
+/// (it repeats the whole spec, env included) and managed fields (noise).
+pub fn scrub(object: &mut Value) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            ann.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    for pod_spec in ["/spec/template/spec", "/spec"] {
+        let Some(spec) = object.pointer_mut(pod_spec) else {
+            continue;
+        };
+        for list in ["containers", "initContainers", "ephemeralContainers"] {
+            let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for env in containers
+                .iter_mut()
+                .filter_map(|c| c.get_mut("env").and_then(Value::as_array_mut))
+            {
+                for var in env.iter_mut().filter_map(Value::as_object_mut) {
+                    let keep = var
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| KEPT_ENV.binary_search(&n).is_ok());
+                    if !keep {
+                        var.remove("value");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A Deployment recognised as a Karpenter controller.
 #[derive(Clone, Debug)]
 pub struct ControllerDeployment<'a> {
@@ -301,6 +371,27 @@ mod tests {
             image_version("public.ecr.aws/karpenter/controller@sha256:abc"),
             None
         );
+    }
+
+    #[test]
+    fn kept_env_is_sorted() {
+        assert!(KEPT_ENV.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn scrub_drops_secret_values_and_keeps_settings() {
+        let mut d = serde_json::json!({
+            "metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{…}"}, "managedFields": []},
+            "spec": {"template": {"spec": {"containers": [{"name": "controller", "env": [
+                {"name": "CLUSTER_NAME", "value": "prod"},
+                {"name": "AWS_SECRET_ACCESS_KEY", "value": "wJalrXUtnFEMI"},
+                {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}}
+            ]}]}}}
+        });
+        scrub(&mut d);
+        let text = d.to_string();
+        assert!(!text.contains("wJalrXUtnFEMI") && !text.contains("last-applied"));
+        assert!(text.contains("\"prod\"") && text.contains("secretKeyRef"));
     }
 
     #[test]

@@ -292,3 +292,123 @@ fn record_of_a_replay_replays_to_the_same_json() {
     };
     assert_eq!(strip(&first), strip(&second));
 }
+
+#[test]
+fn redact_leaves_no_account_ip_or_hostname_in_any_output() {
+    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-redact-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let account = regex::Regex::new(r"\b\d{12}\b").unwrap();
+    let ipv4 = regex::Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap();
+    let host = regex::Regex::new(r"ip-\d+-\d+-\d+-\d+").unwrap();
+    let names: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+    let mut checked = 0;
+    for name in names {
+        // The unredacted fixtures do carry these identifiers: the test would prove nothing otherwise.
+        let raw = std::fs::read_to_string(fixture(&name)).unwrap();
+        assert!(
+            account.is_match(&raw),
+            "{name}: fixture has no account id to redact"
+        );
+        for format in ["json", "markdown", "text", "short"] {
+            let bundle = dir.join(format!("{name}-{format}.json"));
+            let o = karpdoctor(&[
+                "--replay",
+                &fixture(&name),
+                "--redact",
+                "-o",
+                format,
+                "--color",
+                "never",
+                "--record",
+                &bundle.display().to_string(),
+            ]);
+            assert_ne!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+            let recorded = std::fs::read_to_string(&bundle).unwrap();
+            for (what, text) in [("output", stdout(&o)), ("bundle", recorded)] {
+                for (kind, re) in [
+                    ("account id", &account),
+                    ("IPv4 address", &ipv4),
+                    ("EC2 hostname", &host),
+                ] {
+                    assert!(
+                        !re.is_match(&text),
+                        "{name} -o {format}: {what} still has an {kind}: {:?}",
+                        re.find(&text)
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8);
+}
+
+#[test]
+fn redaction_is_stable_within_a_run() {
+    let o = karpdoctor(&["--replay", &fixture("healthy"), "--redact", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["target"]["account"], "ACCOUNT-1");
+    assert_eq!(
+        v["target"]["awsIdentity"],
+        "arn:aws:sts::ACCOUNT-1:assumed-role/PlatformAdmin/alice"
+    );
+}
+
+#[test]
+fn permissions_prints_the_policy_and_the_cluster_role() {
+    let json = karpdoctor(&["permissions", "-o", "json"]);
+    assert_eq!(json.status.code(), Some(0));
+    let policy: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("IAM policy JSON");
+    let actions = policy["Statement"][0]["Action"]
+        .as_array()
+        .expect("actions");
+    assert!(actions.iter().any(|a| a == "sts:GetCallerIdentity"));
+    let yaml = karpdoctor(&["permissions", "-o", "yaml"]);
+    assert!(stdout(&yaml).contains("kind: ClusterRole"));
+    let text = karpdoctor(&["permissions", "--only", "KD4001"]);
+    let t = stdout(&text);
+    assert!(
+        t.contains("list nodepools.karpenter.sh") && !t.contains("KD1001"),
+        "{t}"
+    );
+}
+
+#[test]
+fn short_output_and_exit_zero() {
+    let o = karpdoctor(&["demo", "-o", "short", "--exit-zero"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "--exit-zero turns findings into exit 0"
+    );
+    let text = stdout(&o);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("error KD1001 Pod/karpenter/")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("unknown KD1002: ")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("summary ")),
+        "{text}"
+    );
+}
+
+#[test]
+fn history_needs_a_live_run() {
+    assert_one_line_failure(
+        &karpdoctor(&["demo", "--history", "configmap/x"]),
+        "--history needs a live run",
+    );
+    let bad = karpdoctor(&["--history", "secret/x"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -99,9 +99,10 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
         for op in live_json["stats"]["operations"].as_object().unwrap().keys() {
             operations.insert(op.clone());
         }
-        // Nothing but GETs reached the API server.
+        // Nothing but reads (and access reviews, which store nothing) reached the API server.
         assert!(
-            server.seen().iter().all(|s| s.method == "GET"),
+            server.seen().iter().all(|s| s.method == "GET"
+                || (s.method == "POST" && s.path.ends_with("/selfsubjectaccessreviews"))),
             "{name}: {:?}",
             server.seen()
         );
@@ -112,7 +113,10 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
             Some((_, action)) if !op.contains(' ') => {
                 karpdoctor::guard::is_read_only_aws_action(action)
             }
-            _ => op.starts_with("get ") || op.starts_with("list "),
+            _ => {
+                let (verb, rest) = op.split_once(' ').unwrap();
+                karpdoctor::guard::is_read_only_kube(verb, rest.split('.').next().unwrap())
+            }
         };
         assert!(read_only, "a live run issued a non-read operation: {op}");
     }
@@ -364,4 +368,295 @@ async fn access_denied_and_throttling_of_karpdoctors_own_calls_are_handled() {
         3,
         "two throttled attempts and one success"
     );
+}
+
+fn run_live(
+    server: &TestServer,
+    emulator: &Emulator,
+    dir: &std::path::Path,
+    args: &[&str],
+    extra: &[(&str, &str)],
+) -> serde_json::Value {
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+    let kc = kubeconfig.display().to_string();
+    let mut env = live_env(&kc, &emulator.url);
+    env.extend_from_slice(extra);
+    let out = tokio::task::block_in_place(|| karpdoctor(args, &env));
+    parse(&out)
+}
+
+fn cluster_of(fixtures: &[&str]) -> Cluster {
+    let mut merged = Cluster::from_bundle(&read_json(&fixture_bundle(fixtures[0])));
+    for name in &fixtures[1..] {
+        let other = Cluster::from_bundle(&read_json(&fixture_bundle(name)));
+        // Take the other scenario's Karpenter objects, keep the first one's controller.
+        merged
+            .objects
+            .retain(|o| !matches!(o["kind"].as_str(), Some("NodePool" | "EC2NodeClass")));
+        merged.objects.extend(
+            other
+                .objects
+                .into_iter()
+                .filter(|o| matches!(o["kind"].as_str(), Some("NodePool" | "EC2NodeClass"))),
+        );
+    }
+    merged
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
+    let emulator = Emulator::start();
+    let dir = scratch("live-history");
+    let history = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "karpdoctor-history", "namespace": "karpdoctor", "resourceVersion": "1"},
+        "data": {}
+    });
+    let with_history = |mut c: Cluster| {
+        c.objects.push(history.clone());
+        c.writable
+            .insert((String::new(), "v1".into(), "configmaps".into()));
+        c
+    };
+    let server = TestServer::start(
+        with_history(cluster_of(&["controller-crashloop"])),
+        0,
+        std::time::Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let args = ["-o", "json", "--history", "configmap/karpdoctor-history"];
+    let ns = [("KARPDOCTOR_NAMESPACE", "karpdoctor")];
+    let states = |r: &serde_json::Value| -> Vec<(String, String, String)> {
+        let mut v: Vec<_> = r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["findings"].as_array().unwrap().iter())
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["object"].as_str().unwrap().to_string(),
+                    f["history"].as_str().unwrap_or("-").to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+
+    // Run 1: the controller crash-loops. Both pods are new findings.
+    let r1 = run_live(&server, &emulator, &dir, &args, &ns);
+    assert!(
+        r1["errors"].as_array().unwrap().is_empty(),
+        "{}",
+        r1["errors"]
+    );
+    assert!(
+        states(&r1)
+            .iter()
+            .all(|(c, _, h)| c == "KD1001" && h == "new"),
+        "{:?}",
+        states(&r1)
+    );
+    let stored = server
+        .object("ConfigMap", "karpdoctor", "karpdoctor-history")
+        .unwrap();
+    assert!(
+        stored["data"]["last-run.json"]
+            .as_str()
+            .unwrap()
+            .contains("KD1001")
+    );
+
+    // Run 2: still crash-looping, and a NodePool now points at a missing class.
+    server.replace_cluster(cluster_of(&[
+        "controller-crashloop",
+        "nodeclassref-invalid",
+    ]));
+    let r2 = run_live(&server, &emulator, &dir, &args, &ns);
+    let s2 = states(&r2);
+    assert!(
+        s2.iter()
+            .filter(|(c, _, _)| c == "KD1001")
+            .all(|(_, _, h)| h == "ongoing"),
+        "{s2:?}"
+    );
+    assert!(
+        s2.iter()
+            .filter(|(c, _, _)| c == "KD4001")
+            .all(|(_, _, h)| h == "new")
+            && s2.iter().any(|(c, _, _)| c == "KD4001"),
+        "{s2:?}"
+    );
+    let first_seen = r2["checks"][0]["findings"][0]["firstSeen"].clone();
+    assert_eq!(
+        first_seen, r1["startedAt"],
+        "ongoing findings keep the time they were first seen"
+    );
+
+    // Run 3: the controller is fixed; the NodePool problem remains.
+    server.replace_cluster(cluster_of(&["nodeclassref-invalid"]));
+    let r3 = run_live(&server, &emulator, &dir, &args, &ns);
+    let s3 = states(&r3);
+    assert!(
+        s3.iter().all(|(c, _, h)| c == "KD4001" && h == "ongoing"),
+        "{s3:?}"
+    );
+    let resolved: Vec<&str> = r3["resolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(resolved, ["KD1001", "KD1001"]);
+    // Only the history ConfigMap was ever written.
+    for s in server
+        .seen()
+        .iter()
+        .filter(|s| s.method != "GET" && !s.path.ends_with("/selfsubjectaccessreviews"))
+    {
+        assert_eq!(
+            (s.method.as_str(), s.path.as_str()),
+            (
+                "PUT",
+                "/api/v1/namespaces/karpdoctor/configmaps/karpdoctor-history"
+            )
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_in_controller_env_never_reach_a_bundle_or_report() {
+    let emulator = Emulator::start();
+    let dir = scratch("live-env-scrub");
+    let mut cluster = Cluster::from_bundle(&read_json(&fixture_bundle("healthy")));
+    for o in cluster
+        .objects
+        .iter_mut()
+        .filter(|o| o["kind"] == "Deployment" || o["kind"] == "Pod")
+    {
+        let containers = if o["kind"] == "Deployment" {
+            &mut o["spec"]["template"]["spec"]["containers"]
+        } else {
+            &mut o["spec"]["containers"]
+        };
+        let secret = serde_json::json!({"name": "AWS_SECRET_ACCESS_KEY", "value": "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY"});
+        let env = &mut containers[0]["env"];
+        if !env.is_array() {
+            *env = serde_json::json!([]);
+        }
+        env.as_array_mut().unwrap().push(secret);
+        o["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = serde_json::json!(
+            "{\"env\":[{\"name\":\"DB_PASSWORD\",\"value\":\"hunter2-EXAMPLE\"}]}"
+        );
+    }
+    let server = TestServer::start(cluster, 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let bundle = dir.join("bundle.json");
+    let rec = bundle.display().to_string();
+    let report = run_live(
+        &server,
+        &emulator,
+        &dir,
+        &["-o", "json", "--record", &rec],
+        &[],
+    );
+    let recorded = std::fs::read_to_string(&bundle).unwrap();
+    for secret in ["wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY", "hunter2-EXAMPLE"] {
+        assert!(!recorded.contains(secret), "the bundle kept a secret");
+        assert!(
+            !report.to_string().contains(secret),
+            "the report shows a secret"
+        );
+    }
+    assert!(
+        recorded.contains("CLUSTER_NAME"),
+        "documented settings are kept"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() {
+    use karpdoctor::permissions::for_checks;
+    use karpdoctor::registry::CHECKS;
+    use karpdoctor_testkit::AwsStub;
+    let emulator = Emulator::start();
+    let dir = scratch("live-permissions");
+    let perms = for_checks(CHECKS);
+    let needs = |code: &str, permission: &str| {
+        perms
+            .per_check
+            .iter()
+            .any(|(c, p)| *c == code && p.iter().any(|x| x == permission))
+    };
+    let check_all = |report: &serde_json::Value, permission: &str| {
+        for c in report["checks"].as_array().unwrap() {
+            let code = c["code"].as_str().unwrap();
+            if needs(code, permission) {
+                assert_eq!(
+                    c["status"], "unknown",
+                    "without {permission}, {code} must be unknown: {c}"
+                );
+                assert_eq!(c["missingPermission"], permission, "{code}");
+            } else {
+                assert_eq!(
+                    c["status"], "pass",
+                    "without {permission}, {code} must still conclude: {c}"
+                );
+            }
+        }
+    };
+    // Kubernetes: forbid one resource at a time.
+    for ((group, resource), verbs) in &perms.kube {
+        let mut cluster = Cluster::from_bundle(&read_json(&fixture_bundle("healthy")));
+        // Every resource karpdoctor reads is served at v1.
+        cluster
+            .forbidden
+            .insert((group.clone(), "v1".to_string(), resource.clone()));
+        let server = TestServer::start(cluster, 0, std::time::Duration::ZERO)
+            .await
+            .unwrap();
+        let report = run_live(&server, &emulator, &dir, &["-o", "json"], &[]);
+        for verb in verbs {
+            let permission = if group.is_empty() {
+                format!("{verb} {resource}")
+            } else {
+                format!("{verb} {resource}.{group}")
+            };
+            check_all(&report, &permission);
+        }
+    }
+    // AWS: deny one service's calls at a time through its per-service endpoint.
+    let server = TestServer::start(
+        Cluster::from_bundle(&read_json(&fixture_bundle("healthy"))),
+        0,
+        std::time::Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    for action in &perms.aws {
+        let (service, op) = action.split_once(':').unwrap();
+        let stub = AwsStub::start(vec![(
+            op,
+            vec![(
+                403,
+                AwsStub::error_xml("AccessDenied", "denied by the test"),
+            )],
+        )])
+        .await
+        .unwrap();
+        let var = format!("AWS_ENDPOINT_URL_{}", service.to_ascii_uppercase());
+        let url = stub.url();
+        let report = run_live(
+            &server,
+            &emulator,
+            &dir,
+            &["-o", "json"],
+            &[(var.as_str(), url.as_str())],
+        );
+        check_all(&report, action);
+    }
 }

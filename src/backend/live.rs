@@ -181,6 +181,41 @@ impl Live {
                 Ok(Value::Array(self.list(&EC2NODECLASSES, None, None).await?))
             }
             FactKey::NodeClaims => Ok(Value::Array(self.list(&NODECLAIMS, None, None).await?)),
+            FactKey::AccessReview {
+                verb,
+                group,
+                resource,
+                namespace,
+            } => {
+                use k8s_openapi::api::authorization::v1::{
+                    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+                };
+                let review = SelfSubjectAccessReview {
+                    spec: SelfSubjectAccessReviewSpec {
+                        resource_attributes: Some(ResourceAttributes {
+                            verb: Some(verb.clone()),
+                            group: Some(group.clone()),
+                            resource: Some(resource.clone()),
+                            namespace: namespace.clone(),
+                            ..ResourceAttributes::default()
+                        }),
+                        ..SelfSubjectAccessReviewSpec::default()
+                    },
+                    ..SelfSubjectAccessReview::default()
+                };
+                let api: Api<SelfSubjectAccessReview> = Api::all(self.kube.clone());
+                let answer = api
+                    .create(&kube::api::PostParams::default(), &review)
+                    .await
+                    .map_err(|e| {
+                        kube_error("create selfsubjectaccessreviews.authorization.k8s.io", e)
+                    })?;
+                let status = answer.status.unwrap_or_default();
+                Ok(json!({
+                    "allowed": status.allowed,
+                    "reason": status.reason.unwrap_or_default(),
+                }))
+            }
             FactKey::CallerIdentity => {
                 let out = self
                     .aws()
@@ -229,6 +264,60 @@ impl Live {
         }
     }
 
+    /// Reads the `--history` document; `Ok(None)` when the ConfigMap has none yet. The
+    /// ConfigMap itself must exist (`deploy/history-configmap.yaml`): creating it would need a
+    /// permission that cannot be limited to one name.
+    pub async fn read_history(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(k8s_openapi::api::core::v1::ConfigMap, Option<String>), String> {
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.kube.clone(), namespace);
+        match api.get_opt(name).await {
+            Ok(Some(cm)) => {
+                let doc = cm
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get(crate::history::DATA_KEY))
+                    .cloned();
+                Ok((cm, doc))
+            }
+            Ok(None) => Err(format!(
+                "history ConfigMap {namespace}/{name} does not exist (apply deploy/history-configmap.yaml)"
+            )),
+            Err(e) => Err(format!(
+                "history ConfigMap {namespace}/{name}: {}",
+                kube_error("get configmaps", e)
+            )),
+        }
+    }
+
+    /// Stores the `--history` document (an update of the ConfigMap read before, so a
+    /// concurrent writer is detected by its resourceVersion).
+    pub async fn write_history(
+        &self,
+        mut cm: k8s_openapi::api::core::v1::ConfigMap,
+        document: String,
+    ) -> Result<(), String> {
+        let namespace = cm.metadata.namespace.clone().unwrap_or_default();
+        let name = cm.metadata.name.clone().unwrap_or_default();
+        cm.data
+            .get_or_insert_with(Default::default)
+            .insert(crate::history::DATA_KEY.to_string(), document);
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.kube.clone(), &namespace);
+        api.replace(&name, &kube::api::PostParams::default(), &cm)
+            .await
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "history ConfigMap {namespace}/{name}: {}",
+                    kube_error("update configmaps", e)
+                )
+            })
+    }
+
     /// Lists a resource with server-side pagination and label selection. A resource the API
     /// server does not serve (its CRD is missing) is `NotInstalled`.
     async fn list(
@@ -269,7 +358,9 @@ impl Live {
                     api_version: resource.api_version(),
                     kind: resource.kind.to_string(),
                 });
-                items.push(to_value(obj)?);
+                let mut value = to_value(obj)?;
+                crate::model::scrub(&mut value);
+                items.push(value);
             }
             match next {
                 Some(token) => params = params.continue_token(&token),

@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod short;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,9 @@ pub struct Report {
     pub errors: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<Stats>,
+    /// With `--history`: findings of the previous run that are gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Vec<crate::history::Resolved>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +139,7 @@ impl Report {
             checks,
             errors: Vec::new(),
             stats: None,
+            resolved: None,
         }
     }
 

@@ -116,6 +116,19 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
         );
     }
 
+    if let Some(resolved) = report.resolved.as_ref().filter(|r| !r.is_empty()) {
+        let _ = writeln!(out, "\nResolved since the last run");
+        for r in resolved {
+            let _ = writeln!(
+                out,
+                "  ✔ {} {}: {} (first seen {})",
+                r.code,
+                one_line(&r.object),
+                one_line(&r.message),
+                one_line(&r.first_seen)
+            );
+        }
+    }
     if !opts.quiet {
         out.push('\n');
         out.push_str(&summary_table(report));
@@ -216,11 +229,17 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
         }
         Status::Fail => {
             for f in &check.findings {
+                let since = match (f.history.as_deref(), f.first_seen.as_deref()) {
+                    (Some("ongoing"), Some(first)) => format!(" (ongoing since {first})"),
+                    (Some("new"), _) => " (new)".to_string(),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "      {}: {}",
+                    "      {}: {}{}",
                     one_line(&f.object),
-                    one_line(&f.message)
+                    one_line(&f.message),
+                    paint.dim(&since)
                 );
                 for (name, value) in &f.evidence {
                     let value = match value {

@@ -39,6 +39,9 @@ pub struct Cluster {
     pub version: Value,
     /// Container logs: `(namespace, pod, container, previous)` → text.
     pub logs: BTreeMap<(String, String, String, bool), String>,
+    /// Resources whose existing objects may be replaced with PUT (update); everything else is
+    /// read-only.
+    pub writable: BTreeSet<ResourceKey>,
 }
 
 /// Kinds karpdoctor reads, with their plural and whether they are namespaced. Objects of
@@ -258,7 +261,7 @@ pub struct Seen {
 }
 
 struct Shared {
-    cluster: Cluster,
+    cluster: Mutex<Cluster>,
     delay: Duration,
     seen: Mutex<Vec<Seen>>,
 }
@@ -287,7 +290,7 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            cluster,
+            cluster: Mutex::new(cluster),
             delay,
             seen: Mutex::new(Vec::new()),
         });
@@ -309,6 +312,38 @@ impl TestServer {
         kubeconfig_for(&self.url())
     }
 
+    /// Replaces the scenario between runs; objects of writable resources (written by the
+    /// client under test) are kept.
+    pub fn replace_cluster(&self, mut next: Cluster) {
+        if let Ok(mut current) = self.shared.cluster.lock() {
+            let kept: Vec<Value> = current
+                .objects
+                .iter()
+                .filter(|o| resource_of(o).is_some_and(|r| current.writable.contains(&r)))
+                .cloned()
+                .collect();
+            next.objects
+                .retain(|o| !resource_of(o).is_some_and(|r| current.writable.contains(&r)));
+            next.objects.extend(kept);
+            next.writable.extend(current.writable.iter().cloned());
+            *current = next;
+        }
+    }
+
+    /// One object as the server holds it now.
+    pub fn object(&self, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        let cluster = self.shared.cluster.lock().ok()?;
+        cluster
+            .objects
+            .iter()
+            .find(|o| {
+                o.get("kind").and_then(Value::as_str) == Some(kind)
+                    && o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace)
+                    && o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+            })
+            .cloned()
+    }
+
     /// Every request served so far, in order.
     pub fn seen(&self) -> Vec<Seen> {
         self.shared
@@ -325,7 +360,12 @@ pub fn kubeconfig_for(url: &str) -> String {
     )
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    body: String,
+) -> Response {
     if let Ok(mut seen) = shared.seen.lock() {
         seen.push(Seen {
             method: method.to_string(),
@@ -336,8 +376,23 @@ async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> 
     if !shared.delay.is_zero() {
         tokio::time::sleep(shared.delay).await;
     }
+    let Ok(mut cluster) = shared.cluster.lock() else {
+        return status(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            "poisoned",
+        );
+    };
+    if method == Method::PUT {
+        return update(&mut cluster, uri.path(), &body);
+    }
+    if method == Method::POST
+        && uri.path() == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    {
+        return access_review(&cluster, &body);
+    }
     route(
-        &shared.cluster,
+        &cluster,
         &method,
         uri.path(),
         &query_map(uri.query().unwrap_or_default()),
@@ -617,6 +672,82 @@ fn resource(
             )
         }
     }
+}
+
+/// Answers a SelfSubjectAccessReview: denied exactly for the forced-403 resources.
+fn access_review(c: &Cluster, body: &str) -> Response {
+    let Ok(mut review) = serde_json::from_str::<Value>(body) else {
+        return status(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "the body is not JSON",
+        );
+    };
+    let attrs = &review["spec"]["resourceAttributes"];
+    let group = attrs["group"].as_str().unwrap_or_default().to_string();
+    let resource = attrs["resource"].as_str().unwrap_or_default().to_string();
+    let denied = c
+        .forbidden
+        .iter()
+        .any(|(g, _, p)| *g == group && *p == resource);
+    review["status"] = if denied {
+        json!({"allowed": false, "reason": "forbidden by the test API server"})
+    } else {
+        json!({"allowed": true, "reason": "allowed by the test API server"})
+    };
+    json_response(StatusCode::CREATED, &review)
+}
+
+/// PUT of an existing object of a writable resource: replaces it, as an update does.
+fn update(c: &mut Cluster, path: &str, body: &str) -> Response {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, ns, plural, name) = match segs.as_slice() {
+        ["api", v, "namespaces", ns, plural, name] => ("", *v, *ns, *plural, *name),
+        ["apis", g, v, "namespaces", ns, plural, name] => (*g, *v, *ns, *plural, *name),
+        _ => {
+            return status(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                "the test API server is read-only",
+            );
+        }
+    };
+    if !c
+        .writable
+        .contains(&(group.to_string(), version.to_string(), plural.to_string()))
+    {
+        return status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "the test API server is read-only",
+        );
+    }
+    let Ok(mut new) = serde_json::from_str::<Value>(body) else {
+        return status(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "the body is not JSON",
+        );
+    };
+    let Some(slot) = c.objects.iter_mut().find(|o| {
+        resource_of(o).is_some_and(|(_, _, p)| p == plural)
+            && o.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns)
+            && o.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+    }) else {
+        return status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            &format!("{plural} \"{name}\" not found"),
+        );
+    };
+    let current: u64 = slot
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    new["metadata"]["resourceVersion"] = json!((current + 1).to_string());
+    *slot = new.clone();
+    json_response(StatusCode::OK, &new)
 }
 
 /// List items carry no `apiVersion`/`kind` on a real API server.
