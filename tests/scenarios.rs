@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -33,14 +35,7 @@ fn fixtures_dir() -> PathBuf {
 }
 
 fn scenarios() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir())
-        .expect("fixtures/ is readable")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("bundle.json").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    support::fixture_names()
 }
 
 fn load(name: &str) -> (Bundle, Expect) {
