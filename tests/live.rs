@@ -660,3 +660,87 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
         check_all(&report, action);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_test_api_server_pages_selects_discovers_and_serves_logs_to_kube_rs() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams, LogParams};
+    let mut cluster = Cluster::default();
+    for i in 0..5 {
+        cluster.objects.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("p{i}"), "namespace": "karpenter", "labels": {"app": if i < 3 { "karpenter" } else { "other" }}},
+            "spec": {"containers": [{"name": "controller"}]}
+        }));
+    }
+    cluster
+        .served
+        .insert((String::new(), "v1".into(), "pods".into()));
+    cluster.logs.insert(
+        ("karpenter".into(), "p0".into(), "controller".into(), true),
+        "panic: boom\n".into(),
+    );
+    let server = TestServer::start(cluster, 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "karpenter");
+
+    // limit/continue: 5 pods in pages of 2.
+    let mut names = Vec::new();
+    let mut params = ListParams::default().limit(2);
+    let mut pages = 0;
+    loop {
+        let page = pods.list(&params).await.unwrap();
+        pages += 1;
+        names.extend(page.items.iter().filter_map(|p| p.metadata.name.clone()));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break,
+        }
+    }
+    assert_eq!((pages, names.len()), (3, 5));
+    // Label and field selectors, server-side.
+    let selected = pods
+        .list(
+            &ListParams::default()
+                .labels("app=karpenter")
+                .fields("metadata.name!=p1"),
+        )
+        .await
+        .unwrap();
+    let selected: Vec<_> = selected
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    assert_eq!(selected, ["p0", "p2"]);
+    // get, 404 as a metav1.Status, the previous container's log, discovery and /version.
+    assert!(pods.get("p3").await.is_ok());
+    match pods.get("missing").await {
+        Err(kube::Error::Api(s)) => assert_eq!((s.code, s.reason.as_str()), (404, "NotFound")),
+        other => panic!("expected a 404 Status, got {other:?}"),
+    }
+    let log = pods
+        .logs(
+            "p0",
+            &LogParams {
+                container: Some("controller".into()),
+                previous: true,
+                ..LogParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(log, "panic: boom\n");
+    let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
+    assert!(
+        discovery.groups().any(|g| g.name() == ""),
+        "the core group is discovered"
+    );
+    assert_eq!(client.apiserver_version().await.unwrap().major, "1");
+}

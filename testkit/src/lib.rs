@@ -99,7 +99,7 @@ impl Cluster {
     /// `forbidden` fact errors become forced 403s, `notInstalled` ones unserved resources.
     pub fn from_bundle(bundle: &Value) -> Cluster {
         let mut c = Cluster {
-            version: json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0"}),
+            version: default_version(),
             ..Cluster::default()
         };
         // Core resources are always served.
@@ -232,6 +232,11 @@ impl Cluster {
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         Ok(Cluster::from_bundle(&bundle))
     }
+}
+
+/// `/version` of a scenario that does not say otherwise.
+fn default_version() -> Value {
+    json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0"})
 }
 
 /// The resource a karpdoctor Kubernetes fact lists or gets, by the fact's name in a bundle.
@@ -448,6 +453,7 @@ fn route(c: &Cluster, method: &Method, path: &str, query: &BTreeMap<String, Stri
         .filter(|s| !s.is_empty())
         .collect();
     match segs.as_slice() {
+        ["version"] if c.version.is_null() => json_response(StatusCode::OK, &default_version()),
         ["version"] => json_response(StatusCode::OK, &c.version),
         ["api"] => json_response(
             StatusCode::OK,
