@@ -19,6 +19,7 @@ pub mod error;
 pub mod facts;
 pub mod guard;
 pub mod history;
+pub mod iam;
 pub mod model;
 pub mod permissions;
 pub mod redact;
