@@ -42,7 +42,7 @@ tokio::task_local! {
 
 pub struct Context {
     backend: Backend,
-    reads: Mutex<BTreeMap<&'static str, std::collections::BTreeSet<FactKind>>>,
+    reads: Mutex<BTreeMap<&'static str, std::collections::BTreeSet<FactKey>>>,
     cells: Mutex<HashMap<FactKey, Cell>>,
     recorded: Option<Mutex<BTreeMap<FactKey, Result<Value, FactError>>>>,
     stats: Mutex<BTreeMap<FactKey, FetchStat>>,
@@ -90,6 +90,14 @@ impl Context {
 
     /// The fact kinds each check read in this run (checks are identified by code).
     pub fn reads(&self) -> BTreeMap<&'static str, std::collections::BTreeSet<FactKind>> {
+        lock(&self.reads)
+            .iter()
+            .map(|(code, keys)| (*code, keys.iter().map(FactKey::kind).collect()))
+            .collect()
+    }
+
+    /// The fact keys each check read in this run (checks are identified by code).
+    pub fn read_keys(&self) -> BTreeMap<&'static str, std::collections::BTreeSet<FactKey>> {
         lock(&self.reads).clone()
     }
 
@@ -108,7 +116,7 @@ impl Context {
             lock(&self.reads)
                 .entry(code)
                 .or_default()
-                .insert(key.kind());
+                .insert(key.clone());
         }
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
         let shared = cell
@@ -126,6 +134,7 @@ impl Context {
                     lock(rec).insert(key.clone(), raw.clone());
                 }
                 let value = raw?;
+                validate_shape(&key, &value)?;
                 let typed: T = serde_json::from_value(value).map_err(|e| FactError::Malformed {
                     message: format!("{key}: {e}"),
                 })?;
@@ -245,6 +254,43 @@ impl Context {
             name: name.to_string(),
         })
         .await
+    }
+}
+
+/// Rejects payloads that lenient decoding would turn into plausible-looking but empty values
+/// (k8s-openapi fills missing required fields with defaults): a check must say "could not
+/// judge" about garbage, not judge an empty object.
+fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
+    let named = |v: &Value| v.pointer("/metadata/name").is_some_and(Value::is_string);
+    let fail = |what: &str| {
+        Err(FactError::Malformed {
+            message: format!("{key}: {what}"),
+        })
+    };
+    match key.kind() {
+        FactKind::ControllerDeployments
+        | FactKind::Pods
+        | FactKind::NodePools
+        | FactKind::Ec2NodeClasses
+        | FactKind::NodeClaims => match value.as_array() {
+            None => fail("expected a list of objects"),
+            Some(items) if !items.iter().all(named) => fail("a listed object has no metadata.name"),
+            Some(_) => Ok(()),
+        },
+        FactKind::Crd if value.is_null() || named(value) => Ok(()),
+        FactKind::Crd => fail("expected an object with metadata.name"),
+        FactKind::KubeVersion if value.get("major").is_some_and(Value::is_string) => Ok(()),
+        FactKind::KubeVersion => fail("expected a version object"),
+        FactKind::EksCluster
+            if value.is_null() || value.get("name").is_some_and(Value::is_string) =>
+        {
+            Ok(())
+        }
+        FactKind::EksCluster => fail("expected a cluster with a name"),
+        FactKind::AccessReview if value.get("allowed").is_some_and(Value::is_boolean) => Ok(()),
+        FactKind::AccessReview => fail("expected an access review answer"),
+        // Decoding rejects missing fields for these (no serde defaults).
+        FactKind::CallerIdentity => Ok(()),
     }
 }
 

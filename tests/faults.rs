@@ -1,0 +1,191 @@
+//! The fault matrix, generated: every fact of every fixture is replaced in turn by each kind of
+//! error karpdoctor can meet (its own missing permission, not found, throttled, timed out, a
+//! server error, a malformed payload). For every combination the run must complete; the checks
+//! that read the fact must be `unknown` with a reason (never pass, never fail); the others must
+//! reach exactly the verdicts of the unbroken run; and the exit code must follow the contract.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use karpdoctor::app;
+use karpdoctor::bundle::{Bundle, FactOutcome};
+use karpdoctor::cli::ReportArgs;
+use karpdoctor::engine::Status;
+use karpdoctor::facts::{FactError, FactKey};
+use karpdoctor::report::{FailOn, Report};
+use serde_json::json;
+
+/// One of each error kind, plus a payload of the wrong shape.
+fn faults() -> Vec<(&'static str, FactOutcome)> {
+    let e = |err: FactError| FactOutcome::Error(err);
+    vec![
+        (
+            "forbidden",
+            e(FactError::Forbidden {
+                permission: "list widgets".into(),
+                message: "denied".into(),
+            }),
+        ),
+        (
+            "notFound",
+            e(FactError::NotFound {
+                message: "gone".into(),
+            }),
+        ),
+        (
+            "throttled",
+            e(FactError::Throttled {
+                message: "Rate exceeded".into(),
+            }),
+        ),
+        (
+            "timeout",
+            e(FactError::Timeout {
+                message: "no answer".into(),
+            }),
+        ),
+        (
+            "api",
+            e(FactError::Api {
+                message: "HTTP 500 internal error".into(),
+            }),
+        ),
+        // Malformed: a value of the wrong type, which decoding must reject.
+        (
+            "malformed",
+            FactOutcome::Value(json!({"unexpected": [1, 2, 3], "items": "not a list"})),
+        ),
+    ]
+}
+
+type Verdicts = Vec<(String, Status, Vec<(String, String)>)>;
+
+fn verdicts(r: &Report) -> Verdicts {
+    r.checks
+        .iter()
+        .map(|c| {
+            (
+                c.code.clone(),
+                c.status,
+                c.findings
+                    .iter()
+                    .map(|f| (f.object.clone(), f.message.clone()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_fact_fails_every_way_and_only_its_readers_notice() {
+    let mut combinations = 0;
+    for name in support::fixture_names() {
+        let bundle = Bundle::read(&support::fixture_bundle(&name)).unwrap();
+        let baseline = app::run_bundle(bundle.clone(), &ReportArgs::default(), false)
+            .await
+            .unwrap();
+        let readers = baseline.context.read_keys();
+        for (index, entry) in bundle.facts.iter().enumerate() {
+            for (kind, fault) in faults() {
+                combinations += 1;
+                let mut broken = bundle.clone();
+                broken.facts[index].outcome = fault.clone();
+                let label = format!("{name}: {} as {kind}", entry.fact);
+                let run = app::run_bundle(broken, &ReportArgs::default(), false).await;
+
+                // The API server's /version is how karpdoctor knows it can reach the cluster at
+                // all: when it times out, the run stops with exit 2 rather than guessing.
+                if entry.fact == FactKey::KubeVersion && kind == "timeout" {
+                    assert!(
+                        run.is_err(),
+                        "{label}: an unreachable API server must be fatal"
+                    );
+                    continue;
+                }
+                let out = run.unwrap_or_else(|e| panic!("{label}: the run did not complete: {e}"));
+                let dependents: BTreeSet<&str> = readers
+                    .iter()
+                    .filter(|(_, keys)| keys.contains(&entry.fact))
+                    .map(|(code, _)| *code)
+                    .collect();
+                let before = verdicts(&baseline.report);
+                let after = verdicts(&out.report);
+                assert_eq!(before.len(), after.len(), "{label}");
+                for (b, a) in before.iter().zip(&after) {
+                    if dependents.contains(b.0.as_str()) && b.1 == Status::Skip {
+                        // Not applicable for another reason (its API is not served): it stays so,
+                        // and in no case may it pass or fail.
+                        assert!(
+                            matches!(a.1, Status::Skip | Status::Unknown),
+                            "{label}: {} became {:?}",
+                            a.0,
+                            a.1
+                        );
+                    } else if dependents.contains(b.0.as_str()) {
+                        assert_eq!(
+                            a.1,
+                            Status::Unknown,
+                            "{label}: {} read the broken fact and must be unknown, was {:?}",
+                            a.0,
+                            a.1
+                        );
+                        let check = out.report.checks.iter().find(|c| c.code == a.0).unwrap();
+                        assert!(
+                            check.reason.as_deref().is_some_and(|r| !r.is_empty()),
+                            "{label}: {} unknown without a reason",
+                            a.0
+                        );
+                        // The missing permission is named (another fact's, if it already failed).
+                        if kind == "forbidden" && b.1 != Status::Unknown {
+                            assert_eq!(
+                                check.missing_permission.as_deref(),
+                                Some("list widgets"),
+                                "{label}"
+                            );
+                        } else if kind == "forbidden" {
+                            assert!(check.missing_permission.is_some(), "{label}");
+                        }
+                    } else if b.1 != Status::Skip || a.1 != Status::Skip {
+                        // Checks that never read it judge exactly as before (findings compared by
+                        // object and message; fix commands may name fewer run details).
+                        assert_eq!(
+                            a, b,
+                            "{label}: {} did not read the broken fact but changed",
+                            a.0
+                        );
+                    }
+                }
+                let expected_exit = if out
+                    .report
+                    .findings()
+                    .any(|f| f.severity >= karpdoctor::check::Severity::Error)
+                {
+                    1
+                } else if !out
+                    .report
+                    .checks
+                    .iter()
+                    .any(|c| matches!(c.status, Status::Pass | Status::Fail))
+                    && out
+                        .report
+                        .checks
+                        .iter()
+                        .any(|c| c.status == Status::Unknown)
+                {
+                    2
+                } else {
+                    0
+                };
+                assert_eq!(
+                    out.report.exit_code(FailOn::Error),
+                    expected_exit,
+                    "{label}: exit code"
+                );
+            }
+        }
+    }
+    assert!(combinations > 300, "only {combinations} combinations");
+}
