@@ -709,3 +709,48 @@ fn credentials_message(text: &str) -> String {
         text.to_string()
     }
 }
+
+/// Copies the fields karpdoctor reads from `iam:SimulatePrincipalPolicy` results, whichever of
+/// the two result shapes IAM used; `crate::iam::simulation::normalise` makes rows of them.
+pub fn raw_simulation_results(
+    results: &[aws_sdk_iam::types::EvaluationResult],
+) -> Vec<crate::iam::simulation::RawResult> {
+    use crate::iam::simulation::RawResult;
+    let statements = |s: &[aws_sdk_iam::types::Statement]| -> Vec<String> {
+        s.iter()
+            .filter_map(|m| m.source_policy_id().map(str::to_string))
+            .collect()
+    };
+    results
+        .iter()
+        .map(|r| RawResult {
+            action: r.eval_action_name().to_string(),
+            resource: r.eval_resource_name().unwrap_or("*").to_string(),
+            decision: r.eval_decision().as_str().to_string(),
+            allowed_by_organizations: r
+                .organizations_decision_detail()
+                .map(|d| d.allowed_by_organizations()),
+            allowed_by_boundary: r
+                .permissions_boundary_decision_detail()
+                .map(|d| d.allowed_by_permissions_boundary()),
+            matched_statements: statements(r.matched_statements()),
+            missing_context_values: r.missing_context_values().to_vec(),
+            resource_specific: r
+                .resource_specific_results()
+                .iter()
+                .map(|s| RawResult {
+                    action: r.eval_action_name().to_string(),
+                    resource: s.eval_resource_name().to_string(),
+                    decision: s.eval_resource_decision().as_str().to_string(),
+                    allowed_by_organizations: None,
+                    allowed_by_boundary: s
+                        .permissions_boundary_decision_detail()
+                        .map(|d| d.allowed_by_permissions_boundary()),
+                    matched_statements: statements(s.matched_statements()),
+                    missing_context_values: s.missing_context_values().to_vec(),
+                    resource_specific: Vec::new(),
+                })
+                .collect(),
+        })
+        .collect()
+}
