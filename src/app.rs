@@ -444,14 +444,8 @@ async fn resolve_target(ctx: &Context, needs_aws: bool) -> Result<(Target, Vec<S
         Err(FactError::NoCredentials { message }) if needs_aws => {
             return Err(Error::NoAwsCredentials { reason: message });
         }
-        Err(e @ (FactError::Unreachable { .. } | FactError::Timeout { .. })) if needs_aws => {
-            return Err(Error::Aws {
-                reason: format!(
-                    "cannot reach AWS STS in {}: {e}",
-                    region.unwrap_or_default()
-                ),
-            });
-        }
+        // An unreachable AWS endpoint is a note, not the end of the run: the checks that need
+        // AWS find out for themselves (bounded by --check-timeout) and say so; the others judge.
         Err(e) => notes.push(format!("AWS identity: {e}")),
     }
     if needs_aws && let (Some(cluster), Some(region)) = (&cluster, &region) {

@@ -18,7 +18,8 @@ use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
 use crate::facts::{
-    AccessReview, CallerIdentity, EksCluster, FactError, FactKey, FactKind, KubeVersion,
+    AccessReview, CallerIdentity, EksCluster, FactError, FactKey, FactKind, IamRole, KubeVersion,
+    PodIdentityAssociation,
 };
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
 use crate::target::{Hints, Target};
@@ -168,6 +169,13 @@ impl Context {
                 label_selector,
             } => self.pods(&namespace, &label_selector).await.map(drop),
             key @ FactKey::AccessReview { .. } => self.get::<AccessReview>(key).await.map(drop),
+            FactKey::ServiceAccount { namespace, name } => {
+                self.service_account(&namespace, &name).await.map(drop)
+            }
+            FactKey::IamRole { name } => self.iam_role(&name).await.map(drop),
+            key @ FactKey::PodIdentityAssociations { .. } => {
+                self.get::<Vec<PodIdentityAssociation>>(key).await.map(drop)
+            }
         };
     }
 
@@ -249,6 +257,39 @@ impl Context {
         .await
     }
 
+    pub async fn service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<Option<k8s_openapi::api::core::v1::ServiceAccount>>, FactError> {
+        self.get(FactKey::ServiceAccount {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn iam_role(&self, name: &str) -> Result<Arc<Option<IamRole>>, FactError> {
+        self.get(FactKey::IamRole {
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn pod_identity_associations(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        service_account: &str,
+    ) -> Result<Arc<Vec<PodIdentityAssociation>>, FactError> {
+        self.get(FactKey::PodIdentityAssociations {
+            cluster: cluster.to_string(),
+            namespace: namespace.to_string(),
+            service_account: service_account.to_string(),
+        })
+        .await
+    }
+
     pub async fn eks_cluster(&self, name: &str) -> Result<Arc<Option<EksCluster>>, FactError> {
         self.get(FactKey::EksCluster {
             name: name.to_string(),
@@ -277,7 +318,22 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Some(items) if !items.iter().all(named) => fail("a listed object has no metadata.name"),
             Some(_) => Ok(()),
         },
-        FactKind::Crd if value.is_null() || named(value) => Ok(()),
+        FactKind::Crd | FactKind::ServiceAccount if value.is_null() || named(value) => Ok(()),
+        FactKind::ServiceAccount => fail("expected an object with metadata.name"),
+        FactKind::IamRole if value.is_null() || value.get("arn").is_some_and(Value::is_string) => {
+            Ok(())
+        }
+        FactKind::IamRole => fail("expected a role with an ARN"),
+        FactKind::PodIdentityAssociations => match value.as_array() {
+            Some(items)
+                if items
+                    .iter()
+                    .all(|i| i.get("roleArn").is_some_and(Value::is_string)) =>
+            {
+                Ok(())
+            }
+            _ => fail("expected a list of associations with role ARNs"),
+        },
         FactKind::Crd => fail("expected an object with metadata.name"),
         FactKind::KubeVersion if value.get("major").is_some_and(Value::is_string) => Ok(()),
         FactKind::KubeVersion => fail("expected a version object"),

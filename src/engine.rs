@@ -191,9 +191,7 @@ pub fn judge(
         Err(FactError::NotInstalled { what }) => Outcome {
             info,
             status: Status::Skip,
-            reason: Some(format!(
-                "not applicable: {what} is not served by this cluster"
-            )),
+            reason: Some(format!("not applicable: {what} is not installed")),
             missing_permission: None,
             findings: Vec::new(),
             duration,

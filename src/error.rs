@@ -13,8 +13,6 @@ pub enum Error {
     },
     #[error("no AWS credentials: {reason}")]
     NoAwsCredentials { reason: String },
-    #[error("AWS: {reason}")]
-    Aws { reason: String },
     #[error(
         "EKS cluster \"{cluster}\" was not found in region {region} (check --cluster and --region)"
     )]

@@ -37,6 +37,16 @@ pub enum FactKey {
     CallerIdentity,
     /// `eks:DescribeCluster`; absent is `null`.
     EksCluster { name: String },
+    /// One ServiceAccount; absent is `null`.
+    ServiceAccount { namespace: String, name: String },
+    /// `iam:GetRole`; absent is `null`.
+    IamRole { name: String },
+    /// EKS Pod Identity associations of one ServiceAccount (list, then describe each for its role).
+    PodIdentityAssociations {
+        cluster: String,
+        namespace: String,
+        service_account: String,
+    },
     /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
     AccessReview {
         verb: String,
@@ -60,6 +70,9 @@ pub enum FactKind {
     CallerIdentity,
     EksCluster,
     AccessReview,
+    ServiceAccount,
+    IamRole,
+    PodIdentityAssociations,
 }
 
 /// One API operation karpdoctor may issue. Kubernetes operations are a verb on a resource;
@@ -128,6 +141,9 @@ impl FactKind {
         FactKind::CallerIdentity,
         FactKind::EksCluster,
         FactKind::AccessReview,
+        FactKind::ServiceAccount,
+        FactKind::IamRole,
+        FactKind::PodIdentityAssociations,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -156,6 +172,12 @@ impl FactKind {
                     "selfsubjectaccessreviews"
                 )]
             }
+            FactKind::ServiceAccount => ops![kube("get", "", "serviceaccounts")],
+            FactKind::IamRole => ops![aws("iam", "GetRole")],
+            FactKind::PodIdentityAssociations => ops![
+                aws("eks", "ListPodIdentityAssociations"),
+                aws("eks", "DescribePodIdentityAssociation")
+            ],
         }
     }
 
@@ -171,7 +193,10 @@ impl FactKind {
             | FactKind::Pods
             | FactKind::Crd
             | FactKind::EksCluster
-            | FactKind::AccessReview => None,
+            | FactKind::AccessReview
+            | FactKind::ServiceAccount
+            | FactKind::IamRole
+            | FactKind::PodIdentityAssociations => None,
         }
     }
 }
@@ -189,6 +214,9 @@ impl FactKey {
             FactKey::CallerIdentity => FactKind::CallerIdentity,
             FactKey::EksCluster { .. } => FactKind::EksCluster,
             FactKey::AccessReview { .. } => FactKind::AccessReview,
+            FactKey::ServiceAccount { .. } => FactKind::ServiceAccount,
+            FactKey::IamRole { .. } => FactKind::IamRole,
+            FactKey::PodIdentityAssociations { .. } => FactKind::PodIdentityAssociations,
         }
     }
 }
@@ -213,6 +241,18 @@ impl fmt::Display for FactKey {
             FactKey::NodeClaims => f.write_str("NodeClaims"),
             FactKey::CallerIdentity => f.write_str("AWS caller identity"),
             FactKey::EksCluster { name } => write!(f, "EKS cluster {name}"),
+            FactKey::ServiceAccount { namespace, name } => {
+                write!(f, "ServiceAccount {namespace}/{name}")
+            }
+            FactKey::IamRole { name } => write!(f, "IAM role {name}"),
+            FactKey::PodIdentityAssociations {
+                cluster,
+                namespace,
+                service_account,
+            } => write!(
+                f,
+                "Pod Identity associations of {namespace}/{service_account} in {cluster}"
+            ),
             FactKey::AccessReview {
                 verb,
                 group,
@@ -312,6 +352,28 @@ pub struct EksCluster {
     pub authentication_mode: Option<String>,
     pub vpc_id: Option<String>,
     pub cluster_security_group_id: Option<String>,
+}
+
+/// The parts of `iam:GetRole` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct IamRole {
+    pub name: String,
+    pub arn: String,
+    pub path: String,
+    /// As IAM returns it (URL-encoded); read with `iam::policy::PolicyDocument::parse`.
+    pub trust_policy: String,
+    pub permissions_boundary_arn: Option<String>,
+}
+
+/// One EKS Pod Identity association.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodIdentityAssociation {
+    pub association_id: String,
+    pub namespace: String,
+    pub service_account: String,
+    pub role_arn: String,
 }
 
 /// The answer of a SelfSubjectAccessReview.

@@ -2,12 +2,16 @@
 //! docs index all derive from [`CHECKS`]; nothing keeps a second list.
 
 use crate::check::{Category, CheckInfo};
-use crate::checks::{install, nodepool};
+use crate::checks::{identity, install, nodepool};
 
 /// Every active check. Keep sorted by code (a test enforces it).
 pub static CHECKS: &[&CheckInfo] = &[
     &install::controller_not_running::CONTROLLER_NOT_RUNNING,
     &install::crds_missing_or_outdated::CRDS_MISSING_OR_OUTDATED,
+    &identity::controller_credentials_missing::CONTROLLER_CREDENTIALS_MISSING,
+    &identity::irsa_role_invalid::IRSA_ROLE_INVALID,
+    &identity::controller_pods_predate_identity::CONTROLLER_PODS_PREDATE_IDENTITY,
+    &identity::both_irsa_and_pod_identity::BOTH_IRSA_AND_POD_IDENTITY,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
 ];
 

@@ -29,6 +29,7 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
     let mut operations = BTreeSet::new();
     for name in fixture_names() {
         let bundle = read_json(&fixture_bundle(&name));
+        seed_aws(&emulator.url, &bundle).await;
         let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
             .await
             .expect("test API server");
@@ -137,6 +138,7 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
 async fn forbidden_resources_and_missing_aws_access_make_checks_unknown_not_failed() {
     let emulator = Emulator::start();
     let dir = scratch("live-forbidden");
+    seed_aws(&emulator.url, &read_json(&fixture_bundle("healthy"))).await;
     let mut cluster = Cluster::from_bundle(&read_json(&fixture_bundle("healthy")));
     cluster
         .forbidden
@@ -163,7 +165,11 @@ async fn forbidden_resources_and_missing_aws_access_make_checks_unknown_not_fail
     assert_eq!(kd4001["status"], "unknown");
     assert_eq!(kd4001["missingPermission"], "list nodepools.karpenter.sh");
     // The other checks still conclude, and the exit code follows the contract (0: no finding).
-    assert_eq!(report["summary"]["pass"], 2);
+    assert_eq!(
+        report["summary"]["pass"].as_u64(),
+        report["summary"]["checks"].as_u64().map(|n| n - 1),
+        "only the check that needs the forbidden resource is unknown"
+    );
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -300,6 +306,7 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
 async fn access_denied_and_throttling_of_karpdoctors_own_calls_are_handled() {
     use karpdoctor_testkit::AwsStub;
     let emulator = Emulator::start();
+    seed_aws(&emulator.url, &read_json(&fixture_bundle("healthy"))).await;
     let server = TestServer::start(
         Cluster::from_bundle(&read_json(&fixture_bundle("healthy"))),
         0,
@@ -337,7 +344,10 @@ async fn access_denied_and_throttling_of_karpdoctors_own_calls_are_handled() {
         "{report}"
     );
     assert_eq!(report["target"]["awsIdentity"], serde_json::Value::Null);
-    assert_eq!(report["summary"]["pass"], 3);
+    assert_eq!(
+        report["summary"]["pass"], report["summary"]["checks"],
+        "no check depends on the caller identity"
+    );
     assert!(
         !denied.calls().is_empty(),
         "the per-service endpoint was used"
@@ -419,6 +429,11 @@ async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
             .insert((String::new(), "v1".into(), "configmaps".into()));
         c
     };
+    seed_aws(
+        &emulator.url,
+        &read_json(&fixture_bundle("controller-crashloop")),
+    )
+    .await;
     let server = TestServer::start(
         with_history(cluster_of(&["controller-crashloop"])),
         0,
@@ -531,6 +546,7 @@ async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
 async fn secrets_in_controller_env_never_reach_a_bundle_or_report() {
     let emulator = Emulator::start();
     let dir = scratch("live-env-scrub");
+    seed_aws(&emulator.url, &read_json(&fixture_bundle("healthy"))).await;
     let mut cluster = Cluster::from_bundle(&read_json(&fixture_bundle("healthy")));
     for o in cluster
         .objects
@@ -582,8 +598,9 @@ async fn secrets_in_controller_env_never_reach_a_bundle_or_report() {
 async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() {
     use karpdoctor::permissions::for_checks;
     use karpdoctor::registry::CHECKS;
-    use karpdoctor_testkit::AwsStub;
-    let emulator = Emulator::start();
+    // A scenario in which every declared operation is actually issued (it has a Pod Identity
+    // association, so the association is described too).
+    let bundle = read_json(&fixture_bundle("both-irsa-and-pod-identity"));
     let dir = scratch("live-permissions");
     let perms = for_checks(CHECKS);
     let needs = |code: &str, permission: &str| {
@@ -591,6 +608,22 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
             .per_check
             .iter()
             .any(|(c, p)| *c == code && p.iter().any(|x| x == permission))
+    };
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, &bundle).await;
+    let baseline_server =
+        TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
+            .await
+            .unwrap();
+    let baseline = run_live(&baseline_server, &emulator, &dir, &["-o", "json"], &[]);
+    let status_of = |r: &serde_json::Value, code: &str| {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["code"] == code)
+            .unwrap()["status"]
+            .clone()
     };
     let check_all = |report: &serde_json::Value, permission: &str| {
         for c in report["checks"].as_array().unwrap() {
@@ -603,16 +636,16 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
                 assert_eq!(c["missingPermission"], permission, "{code}");
             } else {
                 assert_eq!(
-                    c["status"], "pass",
-                    "without {permission}, {code} must still conclude: {c}"
+                    c["status"],
+                    status_of(&baseline, code),
+                    "without {permission}, {code} must judge as before: {c}"
                 );
             }
         }
     };
-    // Kubernetes: forbid one resource at a time.
+    // Kubernetes: forbid one resource at a time (every resource karpdoctor reads is served at v1).
     for ((group, resource), verbs) in &perms.kube {
-        let mut cluster = Cluster::from_bundle(&read_json(&fixture_bundle("healthy")));
-        // Every resource karpdoctor reads is served at v1.
+        let mut cluster = Cluster::from_bundle(&bundle);
         cluster
             .forbidden
             .insert((group.clone(), "v1".to_string(), resource.clone()));
@@ -629,34 +662,11 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
             check_all(&report, &permission);
         }
     }
-    // AWS: deny one service's calls at a time through its per-service endpoint.
-    let server = TestServer::start(
-        Cluster::from_bundle(&read_json(&fixture_bundle("healthy"))),
-        0,
-        std::time::Duration::ZERO,
-    )
-    .await
-    .unwrap();
+    // AWS: deny one action at a time in the emulator itself.
     for action in &perms.aws {
-        let (service, op) = action.split_once(':').unwrap();
-        let stub = AwsStub::start(vec![(
-            op,
-            vec![(
-                403,
-                AwsStub::error_xml("AccessDenied", "denied by the test"),
-            )],
-        )])
-        .await
-        .unwrap();
-        let var = format!("AWS_ENDPOINT_URL_{}", service.to_ascii_uppercase());
-        let url = stub.url();
-        let report = run_live(
-            &server,
-            &emulator,
-            &dir,
-            &["-o", "json"],
-            &[(var.as_str(), url.as_str())],
-        );
+        let denying = Emulator::start_with(&[("KARPMOTO_DENY", action.as_str())]);
+        seed_aws(&denying.url, &bundle).await;
+        let report = run_live(&baseline_server, &denying, &dir, &["-o", "json"], &[]);
         check_all(&report, action);
     }
 }

@@ -45,6 +45,7 @@ pub struct KubeTarget {
 struct AwsClients {
     sts: aws_sdk_sts::Client,
     eks: aws_sdk_eks::Client,
+    iam: aws_sdk_iam::Client,
 }
 
 pub struct Live {
@@ -132,6 +133,11 @@ impl Live {
                     ),
                     eks: aws_sdk_eks::Client::from_conf(
                         aws_sdk_eks::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    iam: aws_sdk_iam::Client::from_conf(
+                        aws_sdk_iam::config::Builder::from(&sdk)
                             .interceptor(guard)
                             .build(),
                     ),
@@ -215,6 +221,94 @@ impl Live {
                     "allowed": status.allowed,
                     "reason": status.reason.unwrap_or_default(),
                 }))
+            }
+            FactKey::ServiceAccount { namespace, name } => {
+                let api: Api<DynamicObject> = Api::namespaced_with(
+                    self.kube.clone(),
+                    namespace,
+                    &SERVICEACCOUNTS.api_resource(),
+                );
+                match api.get_opt(name).await {
+                    Ok(Some(mut obj)) => {
+                        obj.types = Some(kube::api::TypeMeta {
+                            api_version: "v1".to_string(),
+                            kind: "ServiceAccount".to_string(),
+                        });
+                        to_value(obj)
+                    }
+                    Ok(None) => Ok(Value::Null),
+                    Err(e) => Err(kube_error(SERVICEACCOUNTS.op("get"), e)),
+                }
+            }
+            FactKey::IamRole { name } => {
+                let res = self
+                    .aws()
+                    .await?
+                    .iam
+                    .get_role()
+                    .role_name(name)
+                    .send()
+                    .await;
+                let out = match res {
+                    Ok(out) => out,
+                    Err(SdkError::ServiceError(e)) if e.err().is_no_such_entity_exception() => {
+                        return Ok(Value::Null);
+                    }
+                    Err(e) => return Err(aws_error("iam:GetRole", e)),
+                };
+                let Some(role) = out.role() else {
+                    return Ok(Value::Null);
+                };
+                Ok(json!({
+                    "name": role.role_name(),
+                    "arn": role.arn(),
+                    "path": role.path(),
+                    "trustPolicy": role.assume_role_policy_document().unwrap_or_default(),
+                    "permissionsBoundaryArn": role.permissions_boundary().and_then(|b| b.permissions_boundary_arn()),
+                }))
+            }
+            FactKey::PodIdentityAssociations {
+                cluster,
+                namespace,
+                service_account,
+            } => {
+                let eks = &self.aws().await?.eks;
+                let mut ids = Vec::new();
+                let mut pages = eks
+                    .list_pod_identity_associations()
+                    .cluster_name(cluster)
+                    .namespace(namespace)
+                    .service_account(service_account)
+                    .into_paginator()
+                    .send();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("eks:ListPodIdentityAssociations", e))?;
+                    ids.extend(
+                        page.associations()
+                            .iter()
+                            .filter_map(|a| a.association_id().map(str::to_string)),
+                    );
+                }
+                let described = futures::future::join_all(ids.iter().map(|id| {
+                    eks.describe_pod_identity_association()
+                        .cluster_name(cluster)
+                        .association_id(id)
+                        .send()
+                }))
+                .await;
+                let mut out = Vec::new();
+                for d in described {
+                    let d = d.map_err(|e| aws_error("eks:DescribePodIdentityAssociation", e))?;
+                    if let Some(a) = d.association() {
+                        out.push(json!({
+                            "associationId": a.association_id().unwrap_or_default(),
+                            "namespace": a.namespace().unwrap_or_default(),
+                            "serviceAccount": a.service_account().unwrap_or_default(),
+                            "roleArn": a.role_arn().unwrap_or_default(),
+                        }));
+                    }
+                }
+                Ok(Value::Array(out))
             }
             FactKey::CallerIdentity => {
                 let out = self
@@ -441,6 +535,12 @@ pub const CRDS: KubeResource = KubeResource {
     version: "v1",
     kind: "CustomResourceDefinition",
     plural: "customresourcedefinitions",
+};
+pub const SERVICEACCOUNTS: KubeResource = KubeResource {
+    group: "",
+    version: "v1",
+    kind: "ServiceAccount",
+    plural: "serviceaccounts",
 };
 pub const NODEPOOLS: KubeResource = KubeResource {
     group: "karpenter.sh",

@@ -1,5 +1,6 @@
 //! Check implementations, one file per check, grouped by category. Each file declares its
 //! check with `declare_check!`; `crate::registry::CHECKS` lists them.
 
+pub mod identity;
 pub mod install;
 pub mod nodepool;

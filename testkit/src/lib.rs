@@ -246,6 +246,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "kubeVersion" => r("", "", "version"),
         "controllerDeployments" => r("apps", "v1", "deployments"),
         "pods" => r("", "v1", "pods"),
+        "serviceAccount" => r("", "v1", "serviceaccounts"),
         "crd" => r("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
         "nodePools" => r("karpenter.sh", "v1", "nodepools"),
         "nodeClaims" => r("karpenter.sh", "v1", "nodeclaims"),

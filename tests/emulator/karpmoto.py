@@ -778,7 +778,42 @@ def install():
     eks_urls.url_paths.update(EKS_PATHS)
 
     SimpleSystemManagerBackend.put_parameter = put_parameter
+    _install_denials()
     logging.getLogger("werkzeug").addFilter(_StartupAndProblemsOnly())
+
+
+# Services karpdoctor calls that speak a JSON protocol; the others answer errors in XML.
+_JSON_SERVICES = {"eks", "ssm", "sqs", "events"}
+
+
+def _install_denials():
+    """KARPMOTO_DENY=service:Action,... answers exactly those actions with AccessDenied, in the
+    service's own protocol, so a test can take one permission away from karpdoctor's identity
+    while every other call still reaches the emulator."""
+    denied = {a.strip().lower() for a in os.environ.get("KARPMOTO_DENY", "").split(",") if a.strip()}
+    if not denied:
+        return
+    from moto.core.exceptions import JsonRESTError
+    from moto.core.responses import BaseResponse
+
+    original = BaseResponse.call_action
+
+    def call_action(self):
+        action = f"{self.service_name}:{self._get_action()}"
+        if action.lower() not in denied:
+            return original(self)
+        message = f"User is not authorized to perform: {action} (KARPMOTO_DENY)"
+        if self.service_name in _JSON_SERVICES:
+            error = JsonRESTError("AccessDeniedException", message)
+            return 403, dict(error.get_headers()), error.get_body()
+        # The query-protocol error document IAM and STS send (one <Error>, no <Errors> list).
+        body = (
+            '<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>'
+            f"<Message>{message}</Message></Error><RequestId>{uuid.uuid4()}</RequestId></ErrorResponse>"
+        )
+        return 403, {"Content-Type": "text/xml"}, body
+
+    BaseResponse.call_action = call_action
 
 
 def main(argv=None):

@@ -22,6 +22,12 @@ impl Emulator {
     /// Starts the emulator from the virtualenv `scripts/test` creates. Fails loudly when the
     /// virtualenv is missing: the live path must not be skipped silently.
     pub fn start() -> Emulator {
+        Emulator::start_with(&[])
+    }
+
+    /// Starts an emulator with extra environment (`KARPMOTO_DENY=service:Action` to take one
+    /// permission away from karpdoctor's identity).
+    pub fn start_with(env: &[(&str, &str)]) -> Emulator {
         let python = root().join(".venv-emulator/bin/python");
         assert!(
             python.exists(),
@@ -31,6 +37,9 @@ impl Emulator {
         let mut child = Command::new(python)
             .arg(root().join("tests/emulator/karpmoto.py"))
             .args(["-H", "127.0.0.1", "-p", "0"])
+            // The fixtures' account, so ARNs and the caller identity agree with the bundles.
+            .env("MOTO_ACCOUNT_ID", FIXTURE_ACCOUNT)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -62,6 +71,100 @@ impl Drop for Emulator {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The AWS account every fixture bundle is recorded in.
+pub const FIXTURE_ACCOUNT: &str = "111122223333";
+
+/// Wipes the emulator's state (`POST /moto-api/reset`).
+pub fn reset_emulator(url: &str) {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
+    write!(stream, "POST /moto-api/reset HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "reset failed: {answer}");
+}
+
+/// Recreates in the emulator the AWS state a bundle's facts describe (EKS cluster, IAM roles,
+/// Pod Identity associations), after wiping it, so a live run sees what the recording saw.
+pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
+    use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
+    reset_emulator(url);
+    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(aws_config::Region::new("us-west-2"))
+        .credentials_provider(aws_sdk_sts::config::Credentials::new(
+            "testing", "testing", None, None, "test",
+        ))
+        .load()
+        .await;
+    let (eks, iam) = (
+        aws_sdk_eks::Client::new(&conf),
+        aws_sdk_iam::Client::new(&conf),
+    );
+    let facts = bundle["facts"].as_array().cloned().unwrap_or_default();
+    // The facts named `name` that hold a value (an object or a list), not an error or null.
+    fn of<'a>(
+        facts: &'a [serde_json::Value],
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
+        facts.iter().filter(move |f| {
+            f["fact"].get(name).is_some() && (f["value"].is_object() || f["value"].is_array())
+        })
+    }
+    for f in of(&facts, "eksCluster") {
+        let v = &f["value"];
+        let mode = AuthenticationMode::from(
+            v["authenticationMode"]
+                .as_str()
+                .unwrap_or("API_AND_CONFIG_MAP"),
+        );
+        eks.create_cluster()
+            .name(v["name"].as_str().unwrap())
+            .role_arn(format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/eks-cluster"))
+            .resources_vpc_config(
+                VpcConfigRequest::builder()
+                    .subnet_ids("subnet-0a1b2c3d")
+                    .build(),
+            )
+            .access_config(
+                CreateAccessConfigRequest::builder()
+                    .authentication_mode(mode)
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
+    for f in of(&facts, "iamRole") {
+        let v = &f["value"];
+        iam.create_role()
+            .role_name(v["name"].as_str().unwrap())
+            .path(v["path"].as_str().unwrap_or("/"))
+            .assume_role_policy_document(karpdoctor::iam::policy::decode(
+                v["trustPolicy"].as_str().unwrap_or("{}"),
+            ))
+            .send()
+            .await
+            .unwrap();
+    }
+    for f in of(&facts, "podIdentityAssociations") {
+        let cluster = f["fact"]["podIdentityAssociations"]["cluster"]
+            .as_str()
+            .unwrap();
+        for a in f["value"].as_array().unwrap() {
+            eks.create_pod_identity_association()
+                .cluster_name(cluster)
+                .namespace(a["namespace"].as_str().unwrap())
+                .service_account(a["serviceAccount"].as_str().unwrap())
+                .role_arn(a["roleArn"].as_str().unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
     }
 }
 

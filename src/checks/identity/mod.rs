@@ -1,0 +1,8 @@
+//! KD2xxx: how the controller gets AWS credentials (IRSA or EKS Pod Identity) and whether that
+//! wiring is complete.
+
+pub mod both_irsa_and_pod_identity;
+pub mod controller_credentials_missing;
+pub mod controller_pods_predate_identity;
+pub mod irsa_role_invalid;
+pub mod wiring;
