@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 use crate::backend::Backend;
 use crate::facts::{
     AccessReview, CallerIdentity, EksCluster, FactError, FactKey, FactKind, IamRole, KubeVersion,
-    PodIdentityAssociation,
+    OidcProvider, PodIdentityAssociation,
 };
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
 use crate::target::{Hints, Target};
@@ -173,6 +173,7 @@ impl Context {
                 self.service_account(&namespace, &name).await.map(drop)
             }
             FactKey::IamRole { name } => self.iam_role(&name).await.map(drop),
+            FactKey::OidcProviders => self.oidc_providers().await.map(drop),
             key @ FactKey::PodIdentityAssociations { .. } => {
                 self.get::<Vec<PodIdentityAssociation>>(key).await.map(drop)
             }
@@ -269,6 +270,10 @@ impl Context {
         .await
     }
 
+    pub async fn oidc_providers(&self) -> Result<Arc<Vec<OidcProvider>>, FactError> {
+        self.get(FactKey::OidcProviders).await
+    }
+
     pub async fn iam_role(&self, name: &str) -> Result<Arc<Option<IamRole>>, FactError> {
         self.get(FactKey::IamRole {
             name: name.to_string(),
@@ -324,6 +329,16 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Ok(())
         }
         FactKind::IamRole => fail("expected a role with an ARN"),
+        FactKind::OidcProviders => match value.as_array() {
+            Some(items)
+                if items
+                    .iter()
+                    .all(|i| i.get("arn").is_some_and(Value::is_string)) =>
+            {
+                Ok(())
+            }
+            _ => fail("expected a list of providers with ARNs"),
+        },
         FactKind::PodIdentityAssociations => match value.as_array() {
             Some(items)
                 if items

@@ -41,6 +41,8 @@ pub enum FactKey {
     ServiceAccount { namespace: String, name: String },
     /// `iam:GetRole`; absent is `null`.
     IamRole { name: String },
+    /// The account's IAM OIDC identity providers (list, then get each for its URL and audiences).
+    OidcProviders,
     /// EKS Pod Identity associations of one ServiceAccount (list, then describe each for its role).
     PodIdentityAssociations {
         cluster: String,
@@ -73,6 +75,7 @@ pub enum FactKind {
     ServiceAccount,
     IamRole,
     PodIdentityAssociations,
+    OidcProviders,
 }
 
 /// One API operation karpdoctor may issue. Kubernetes operations are a verb on a resource;
@@ -144,6 +147,7 @@ impl FactKind {
         FactKind::ServiceAccount,
         FactKind::IamRole,
         FactKind::PodIdentityAssociations,
+        FactKind::OidcProviders,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -178,6 +182,10 @@ impl FactKind {
                 aws("eks", "ListPodIdentityAssociations"),
                 aws("eks", "DescribePodIdentityAssociation")
             ],
+            FactKind::OidcProviders => ops![
+                aws("iam", "ListOpenIDConnectProviders"),
+                aws("iam", "GetOpenIDConnectProvider")
+            ],
         }
     }
 
@@ -185,6 +193,7 @@ impl FactKind {
     pub fn parameterless_key(self) -> Option<FactKey> {
         match self {
             FactKind::KubeVersion => Some(FactKey::KubeVersion),
+            FactKind::OidcProviders => Some(FactKey::OidcProviders),
             FactKind::NodePools => Some(FactKey::NodePools),
             FactKind::Ec2NodeClasses => Some(FactKey::Ec2NodeClasses),
             FactKind::NodeClaims => Some(FactKey::NodeClaims),
@@ -217,6 +226,7 @@ impl FactKey {
             FactKey::ServiceAccount { .. } => FactKind::ServiceAccount,
             FactKey::IamRole { .. } => FactKind::IamRole,
             FactKey::PodIdentityAssociations { .. } => FactKind::PodIdentityAssociations,
+            FactKey::OidcProviders => FactKind::OidcProviders,
         }
     }
 }
@@ -245,6 +255,7 @@ impl fmt::Display for FactKey {
                 write!(f, "ServiceAccount {namespace}/{name}")
             }
             FactKey::IamRole { name } => write!(f, "IAM role {name}"),
+            FactKey::OidcProviders => f.write_str("IAM OIDC providers"),
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
@@ -364,6 +375,16 @@ pub struct IamRole {
     /// As IAM returns it (URL-encoded); read with `iam::policy::PolicyDocument::parse`.
     pub trust_policy: String,
     pub permissions_boundary_arn: Option<String>,
+}
+
+/// One IAM OIDC identity provider.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OidcProvider {
+    pub arn: String,
+    /// As IAM returns it: without `https://`.
+    pub url: String,
+    pub client_ids: Vec<String>,
 }
 
 /// One EKS Pod Identity association.

@@ -9,6 +9,8 @@ pub static CHECKS: &[&CheckInfo] = &[
     &install::controller_not_running::CONTROLLER_NOT_RUNNING,
     &install::crds_missing_or_outdated::CRDS_MISSING_OR_OUTDATED,
     &identity::controller_credentials_missing::CONTROLLER_CREDENTIALS_MISSING,
+    &identity::irsa_oidc_provider_missing::IRSA_OIDC_PROVIDER_MISSING,
+    &identity::irsa_trust_policy_mismatch::IRSA_TRUST_POLICY_MISMATCH,
     &identity::irsa_role_invalid::IRSA_ROLE_INVALID,
     &identity::controller_pods_predate_identity::CONTROLLER_PODS_PREDATE_IDENTITY,
     &identity::both_irsa_and_pod_identity::BOTH_IRSA_AND_POD_IDENTITY,

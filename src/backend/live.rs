@@ -267,6 +267,35 @@ impl Live {
                     "permissionsBoundaryArn": role.permissions_boundary().and_then(|b| b.permissions_boundary_arn()),
                 }))
             }
+            FactKey::OidcProviders => {
+                let iam = &self.aws().await?.iam;
+                let listed = iam
+                    .list_open_id_connect_providers()
+                    .send()
+                    .await
+                    .map_err(|e| aws_error("iam:ListOpenIDConnectProviders", e))?;
+                let arns: Vec<String> = listed
+                    .open_id_connect_provider_list()
+                    .iter()
+                    .filter_map(|p| p.arn().map(str::to_string))
+                    .collect();
+                let details = futures::future::join_all(arns.iter().map(|arn| {
+                    iam.get_open_id_connect_provider()
+                        .open_id_connect_provider_arn(arn)
+                        .send()
+                }))
+                .await;
+                let mut out = Vec::new();
+                for (arn, d) in arns.iter().zip(details) {
+                    let d = d.map_err(|e| aws_error("iam:GetOpenIDConnectProvider", e))?;
+                    out.push(json!({
+                        "arn": arn,
+                        "url": d.url().unwrap_or_default().trim_start_matches("https://"),
+                        "clientIds": d.client_id_list(),
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,

@@ -472,6 +472,11 @@ def _cluster_init(self, *args, **kwargs):
     self.access_entries = {}  # principal ARN -> AccessEntry
     self.pod_identity_associations = {}  # association id -> PodIdentityAssociation
     self.addons = {}  # add-on name -> Addon
+    # Tests that replay a recorded cluster need its OIDC issuer, which moto draws at random;
+    # the tag `karpmoto:oidc-issuer` pins it (the tag itself stays, as any tag would).
+    issuer = (getattr(self, "tags", None) or {}).get("karpmoto:oidc-issuer")
+    if issuer:
+        self.identity = {"oidc": {"issuer": issuer}}
 
 
 def create_cluster(self):

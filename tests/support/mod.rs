@@ -112,7 +112,9 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         name: &'a str,
     ) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
         facts.iter().filter(move |f| {
-            f["fact"].get(name).is_some() && (f["value"].is_object() || f["value"].is_array())
+            // Parameterless facts are plain strings; the others objects keyed by their name.
+            (f["fact"] == name || f["fact"].get(name).is_some())
+                && (f["value"].is_object() || f["value"].is_array())
         })
     }
     for f in of(&facts, "eksCluster") {
@@ -122,7 +124,12 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                 .as_str()
                 .unwrap_or("API_AND_CONFIG_MAP"),
         );
-        eks.create_cluster()
+        let mut create = eks.create_cluster();
+        if let Some(issuer) = v["oidcIssuer"].as_str() {
+            // The emulator pins the recorded issuer instead of drawing a random one.
+            create = create.tags("karpmoto:oidc-issuer", issuer);
+        }
+        create
             .name(v["name"].as_str().unwrap())
             .role_arn(format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/eks-cluster"))
             .resources_vpc_config(
@@ -150,6 +157,23 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .send()
             .await
             .unwrap();
+    }
+    for f in of(&facts, "oidcProviders") {
+        for p in f["value"].as_array().unwrap() {
+            let client_ids: Vec<String> = p["clientIds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap().to_string())
+                .collect();
+            iam.create_open_id_connect_provider()
+                .url(format!("https://{}", p["url"].as_str().unwrap()))
+                .set_client_id_list(Some(client_ids))
+                .thumbprint_list("9e99a48a9960b14926bb7f3b02e22da2b0ab7280")
+                .send()
+                .await
+                .unwrap();
+        }
     }
     for f in of(&facts, "podIdentityAssociations") {
         let cluster = f["fact"]["podIdentityAssociations"]["cluster"]

@@ -4,5 +4,7 @@
 pub mod both_irsa_and_pod_identity;
 pub mod controller_credentials_missing;
 pub mod controller_pods_predate_identity;
+pub mod irsa_oidc_provider_missing;
 pub mod irsa_role_invalid;
+pub mod irsa_trust_policy_mismatch;
 pub mod wiring;
