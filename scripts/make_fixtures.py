@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Writes the hand-reasoned scenario fixtures under fixtures/: bundle.json (the facts, with
+Kubernetes objects as the API server returns them) and expect.json (which checks must fail, be
+unknown or be skipped, and the exit code, reasoned from the scenario, not copied from output).
+
+Edit the scenarios at the bottom and run `python3 scripts/make_fixtures.py`; then
+`cargo test --test scenarios` (review snapshot changes) and `cargo test --test live`.
+"""
+import json, os
+ROOT=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fixtures')
+NS='karpenter'
+SEL={"app.kubernetes.io/instance":"karpenter","app.kubernetes.io/name":"karpenter"}
+SELSTR="app.kubernetes.io/instance=karpenter,app.kubernetes.io/name=karpenter"
+def deployment(ready=2, replicas=2, env=None, ns=NS, image="public.ecr.aws/karpenter/controller:1.8.1@sha256:5c1b8c3f6e1c0b7c9f0d4b7d2f3a8e6c1d2b3a4f5e6d7c8b9a0f1e2d3c4b5a69"):
+    env = env if env is not None else [
+        {"name":"KUBERNETES_MIN_VERSION","value":"1.19.0-0"},
+        {"name":"CLUSTER_NAME","value":"demo"},
+        {"name":"CLUSTER_ENDPOINT","value":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com"},
+        {"name":"INTERRUPTION_QUEUE","value":"demo"},
+        {"name":"AWS_REGION","value":"us-west-2"},
+    ]
+    return {
+      "apiVersion":"apps/v1","kind":"Deployment",
+      "metadata":{"name":"karpenter","namespace":ns,"uid":"3f1c2b4e-0d7a-4f55-9a0e-1b2c3d4e5f60","generation":3,
+        "labels":{**SEL,"app.kubernetes.io/managed-by":"Helm","app.kubernetes.io/version":"1.8.1","helm.sh/chart":"karpenter-1.8.1"},
+        "annotations":{"meta.helm.sh/release-name":"karpenter","meta.helm.sh/release-namespace":ns}},
+      "spec":{"replicas":replicas,"selector":{"matchLabels":SEL},
+        "template":{"metadata":{"labels":SEL},
+          "spec":{"serviceAccountName":"karpenter","priorityClassName":"system-cluster-critical",
+            "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"karpenter.sh/nodepool","operator":"DoesNotExist"}]}]}}},
+            "containers":[{"name":"controller","image":image,"env":env,
+              "ports":[{"name":"http-metrics","containerPort":8080,"protocol":"TCP"}],
+              "resources":{"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"1","memory":"1Gi"}}}]}}},
+      "status":{"observedGeneration":3,"replicas":replicas,"readyReplicas":ready,"availableReplicas":ready,"updatedReplicas":replicas}}
+IRSA_ENV=[{"name":"AWS_STS_REGIONAL_ENDPOINTS","value":"regional"},{"name":"AWS_ROLE_ARN","value":"arn:aws:iam::111122223333:role/KarpenterController-demo"},{"name":"AWS_WEB_IDENTITY_TOKEN_FILE","value":"/var/run/secrets/eks.amazonaws.com/serviceaccount/token"}]
+PI_ENV=[{"name":"AWS_CONTAINER_CREDENTIALS_FULL_URI","value":"http://169.254.170.23/v1/credentials"},{"name":"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE","value":"/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token"}]
+def pod(name, ready=None, crash=None, ns=NS, node="ip-192-168-12-34.us-west-2.compute.internal", env=None):
+    ready = (crash is None) if ready is None else ready
+    cs={"name":"controller","image":"public.ecr.aws/karpenter/controller:1.8.1","imageID":"","ready":ready,"restartCount":0,"started":ready,
+        "state":{"running":{"startedAt":"2026-11-20T08:02:11Z"}},"lastState":{}}
+    conds=[{"type":"PodScheduled","status":"True"},{"type":"Initialized","status":"True"},
+           {"type":"ContainersReady","status":"True" if ready else "False"},{"type":"Ready","status":"True" if ready else "False"}]
+    if crash:
+        cs.update({"ready":False,"started":False,"restartCount":crash["restarts"],
+            "state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 5m0s restarting failed container=controller pod="+name}},
+            "lastState":{"terminated":{"exitCode":crash["exit"],"reason":crash["reason"],"startedAt":"2026-11-23T09:58:01Z","finishedAt":"2026-11-23T09:58:04Z","containerID":"containerd://0a1b2c"}}})
+    return {"apiVersion":"v1","kind":"Pod",
+      "metadata":{"name":name,"namespace":ns,"labels":{**SEL,"pod-template-hash":"6d9f7c8b5d"},
+        "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"karpenter-6d9f7c8b5d","uid":"a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d","controller":True}]},
+      "spec":{"serviceAccountName":"karpenter","nodeName":node,"containers":[{"name":"controller","image":"public.ecr.aws/karpenter/controller:1.8.1","env":(IRSA_ENV if env is None else env)}]},
+      "status":{"phase":"Running","podIP":"192.168.12.80","conditions":conds,"containerStatuses":[cs]}}
+def crd(name, group, kind, plural, versions=("v1",), stored=("v1",)):
+    return {"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+      "metadata":{"name":name,"annotations":{"controller-gen.kubebuilder.io/version":"v0.18.0"},"labels":{"app.kubernetes.io/managed-by":"Helm"}},
+      "spec":{"group":group,"names":{"kind":kind,"plural":plural,"singular":kind.lower(),"listKind":kind+"List"},"scope":"Cluster",
+        "versions":[{"name":v,"served":True,"storage":v==versions[-1],"schema":{"openAPIV3Schema":{"type":"object"}}} for v in versions]},
+      "status":{"storedVersions":list(stored),"acceptedNames":{"kind":kind,"plural":plural}}}
+CRDS=[("ec2nodeclasses.karpenter.k8s.aws","karpenter.k8s.aws","EC2NodeClass","ec2nodeclasses"),
+      ("nodeclaims.karpenter.sh","karpenter.sh","NodeClaim","nodeclaims"),
+      ("nodepools.karpenter.sh","karpenter.sh","NodePool","nodepools")]
+def nodepool(name="default", ref=None, arch=("amd64",)):
+    ref = ref if ref is not None else {"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"}
+    spec={"requirements":[{"key":"kubernetes.io/arch","operator":"In","values":list(arch)},
+                          {"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]},
+                          {"key":"karpenter.k8s.aws/instance-category","operator":"In","values":["c","m","r"]}],
+          "expireAfter":"720h"}
+    if ref != "omit": spec["nodeClassRef"]=ref
+    return {"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":name,"generation":1},
+      "spec":{"template":{"spec":spec},"limits":{"cpu":"1000"},"disruption":{"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"1m"}},
+      "status":{"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"}],"resources":{"cpu":"0","memory":"0","nodes":"0","pods":"0"}}}
+def nodeclass(name="default"):
+    return {"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":name,"generation":1},
+      "spec":{"role":"KarpenterNodeRole-demo","amiSelectorTerms":[{"alias":"al2023@latest"}],
+        "subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"demo"}}],
+        "securityGroupSelectorTerms":[{"tags":{"karpenter.sh/discovery":"demo"}}]},
+      "status":{"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"}],
+        "instanceProfile":"demo_1234567890123456789"}}
+def base():
+    facts={}
+    facts[json.dumps({"kubeVersion":None})]=None
+    return facts
+ROLE_ARN="arn:aws:iam::111122223333:role/KarpenterController-demo"
+ISSUER="https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
+def irsa_trust(ns=NS, sa="karpenter"):
+    host=ISSUER[len("https://"):]
+    return json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::111122223333:oidc-provider/"+host},"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{host+":aud":"sts.amazonaws.com",host+":sub":"system:serviceaccount:%s:%s"%(ns,sa)}}}]})
+PROVIDER={"arn":"arn:aws:iam::111122223333:oidc-provider/"+ISSUER[len("https://"):],"url":ISSUER[len("https://"):],"clientIds":["sts.amazonaws.com"]}
+def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=None, annotation=ROLE_ARN, role=True, assocs=None, providers=None, ns=NS, trust=None):
+    F=[]
+    def add(key, value=None, error=None):
+        e={"fact":key}
+        if error is not None: e["error"]=error
+        else: e["value"]=value
+        F.append(e)
+    add("kubeVersion", {"major":"1","minor":"33","gitVersion":"v1.33.5-eks-3025e55"})
+    deps=[deployment(ns=ns)] if dep is True else (dep or [])
+    add({"controllerDeployments":{"namespace":None}}, deps)
+    if deps:
+        add({"pods":{"namespace":ns,"labelSelector":SELSTR}}, pods if pods is not None else [pod("karpenter-6d9f7c8b5d-7xk2p", ns=ns), pod("karpenter-6d9f7c8b5d-q9w4n", ns=ns, node="ip-192-168-77-10.us-west-2.compute.internal")])
+    crds = crds if crds is not None else {n: crd(n,g,k,p) for n,g,k,p in CRDS}
+    for n,_,_,_ in CRDS:
+        v=crds.get(n)
+        if isinstance(v, dict) and "kind" in v and v.get("kind") in ("forbidden",):
+            add({"crd":{"name":n}}, error=v["error"])
+        else:
+            add({"crd":{"name":n}}, v)
+    for key, val in (("nodePools", nps if nps is not None else [nodepool()]), ("ec2NodeClasses", ncs if ncs is not None else [nodeclass()])):
+        if isinstance(val, dict) and "error" in val: add(key, error=val["error"])
+        else: add(key, val)
+    add("callerIdentity", {"account":"111122223333","arn":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"})
+    add({"eksCluster":{"name":"demo"}}, {"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718","clusterSecurityGroupId":"sg-0c1d2e3f405162738"})
+    if deps:
+        sa={"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"karpenter","namespace":ns,"labels":SEL}}
+        if annotation: sa["metadata"]["annotations"]={"eks.amazonaws.com/role-arn":annotation}
+        add({"serviceAccount":{"namespace":ns,"name":"karpenter"}}, sa)
+        add({"podIdentityAssociations":{"cluster":"demo","namespace":ns,"serviceAccount":"karpenter"}}, assocs or [])
+        if annotation and annotation.startswith("arn:aws:iam::111122223333:role/"):
+            name=annotation.rsplit("/",1)[1]
+            add({"iamRole":{"name":name}}, {"name":name,"arn":annotation,"path":"/","trustPolicy":trust or irsa_trust(ns=ns),"permissionsBoundaryArn":None} if role else None)
+    add("oidcProviders", [PROVIDER] if providers is None else providers)
+    for (k, v) in (overrides or []):
+        F=[e for e in F if e["fact"]!=k]
+        F.append({"fact":k, **v})
+    return {"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:00:00Z","description":desc,
+      "hints":{"cluster":None,"region":"us-west-2","namespace":None,"kubeContext":"arn:aws:eks:us-west-2:111122223333:cluster/demo","kubeContextCluster":"arn:aws:eks:us-west-2:111122223333:cluster/demo"},
+      "target":{"cluster":"demo","region":"us-west-2","account":"111122223333","kubeContext":"arn:aws:eks:us-west-2:111122223333:cluster/demo","karpenterNamespace":ns,"karpenterVersion":"1.8.1","kubernetesVersion":"v1.33.5-eks-3025e55","awsIdentity":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"},
+      "facts":F}
+def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
+    d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
+    json.dump(b, open(os.path.join(d,"bundle.json"),"w"), indent=2); open(os.path.join(d,"bundle.json"),"a").write("\n")
+    exp={"description": desc or b["description"], "failing": sorted(failing), "unknown": sorted(unknown), "skipped": sorted(skipped),
+         "exitCode": exit_code if exit_code is not None else (1 if failing else 0)}
+    json.dump(exp, open(os.path.join(d,"expect.json"),"w"), indent=2); open(os.path.join(d,"expect.json"),"a").write("\n")
+
+crash={"restarts":14,"exit":1,"reason":"Error"}
+write("healthy", bundle("A healthy Karpenter 1.8.1 install in namespace karpenter: two ready controller pods, v1 CRDs, one NodePool on one EC2NodeClass."), [])
+write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts), as when the controller cannot get AWS credentials at start-up.",
+      dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})]), ["KD1001"])
+write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2006","KD2008"])
+v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
+nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
+nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
+write("crds-v1beta1", bundle("The controller was upgraded to 1.8.1 but the CRDs were left at v1beta1 (Helm does not upgrade CRDs): the v1 APIs are not served.",
+      crds=v1beta1, nps=nf, ncs=nfc), ["KD1002"], skipped=["KD4001"])
+missing_crd = {n: crd(n,g,k,p) for n,g,k,p in CRDS}; missing_crd["ec2nodeclasses.karpenter.k8s.aws"]=None
+write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001"])
+write("nodeclassref-invalid", bundle("Two NodePools that Karpenter ignores: one names an EC2NodeClass that does not exist, one still has a v1beta1-style reference without group and kind.",
+      nps=[nodepool(), nodepool("gpu", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"gpu"}), nodepool("legacy", ref={"name":"default"})]), ["KD4001"])
+forb={"error":{"kind":"forbidden","permission":"get customresourcedefinitions.apiextensions.k8s.io","message":"customresourcedefinitions.apiextensions.k8s.io \"nodepools.karpenter.sh\" is forbidden: User \"karpdoctor\" cannot get resource \"customresourcedefinitions\" in API group \"apiextensions.k8s.io\" at the cluster scope"}}
+fb = {n: {"kind":"forbidden","error":forb["error"]} for n,_,_,_ in CRDS}
+write("forbidden-crds", bundle("karpdoctor's own identity may not read CRDs: KD1002 cannot conclude and must say which permission is missing; the rest is healthy.", crds=fb), [], unknown=["KD1002"])
+demo = bundle("Demo: a Karpenter 1.8.1 install whose controller crash-loops because its pods predate the IRSA annotation (no credentials), and whose 'arm' NodePool points at an EC2NodeClass that was never created. karpdoctor may not read CRDs here.",
+      dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash, env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"}, env=[])],
+      crds=fb, nps=[nodepool(), nodepool("arm", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"graviton"}, arch=("arm64",))])
+write("demo", demo, ["KD1001","KD2006","KD4001"], unknown=["KD1002"])
+write("credentials-missing", bundle("The controller's ServiceAccount has no IRSA annotation and no Pod Identity association: the controller falls back to the node role.",
+      annotation=None, pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", env=[])]), ["KD2001"])
+write("irsa-role-missing", bundle("The IRSA annotation names KarpenterControllerRole, a role that was never created (the role is KarpenterController-demo).",
+      annotation="arn:aws:iam::111122223333:role/KarpenterControllerRole", role=False,
+      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[dict(e, value="arn:aws:iam::111122223333:role/KarpenterControllerRole") if e["name"]=="AWS_ROLE_ARN" else e for e in IRSA_ENV])]), ["KD2004"])
+write("pods-predate-irsa", bundle("The IRSA annotation was added after the controller pods started: they run without AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE.",
+      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n")]), ["KD2006"])
+write("both-irsa-and-pod-identity", bundle("The ServiceAccount is annotated for IRSA and also has a Pod Identity association to another role: IRSA wins (informational).",
+      assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":"arn:aws:iam::111122223333:role/KarpenterPodIdentity-demo"}]), ["KD2008"], exit_code=0)
+
+write("oidc-provider-missing", bundle("IRSA is configured, but the account has no IAM OIDC provider for the cluster's issuer (eksctl ... withOIDC was never run): every token exchange fails with InvalidIdentityToken.",
+      providers=[]), ["KD2002"])
+write("irsa-trust-wrong-namespace", bundle("Karpenter runs in kube-system, but the IRSA role's trust policy names system:serviceaccount:karpenter:karpenter (the terraform-aws-eks v20 default): AssumeRoleWithWebIdentity is refused.",
+      ns="kube-system", trust=irsa_trust(ns="karpenter")), ["KD2003"])
