@@ -136,7 +136,7 @@ crash={"restarts":14,"exit":1,"reason":"Error"}
 write("healthy", bundle("A healthy Karpenter 1.8.1 install in namespace karpenter: two ready controller pods, v1 CRDs, one NodePool on one EC2NodeClass."), [])
 write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts), as when the controller cannot get AWS credentials at start-up.",
       dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})]), ["KD1001"])
-write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2006","KD2008"])
+write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2008"])
 v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
 nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
 nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
@@ -167,3 +167,35 @@ write("oidc-provider-missing", bundle("IRSA is configured, but the account has n
       providers=[]), ["KD2002"])
 write("irsa-trust-wrong-namespace", bundle("Karpenter runs in kube-system, but the IRSA role's trust policy names system:serviceaccount:karpenter:karpenter (the terraform-aws-eks v20 default): AssumeRoleWithWebIdentity is refused.",
       ns="kube-system", trust=irsa_trust(ns="karpenter")), ["KD2003"])
+
+# ---- EKS Pod Identity scenarios -------------------------------------------------------------
+PI_ROLE="arn:aws:iam::111122223333:role/KarpenterPodIdentity-demo"
+PI_TRUST=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":["sts:AssumeRole","sts:TagSession"]}]})
+NODE_A="ip-192-168-12-34.us-west-2.compute.internal"
+NODE_B="ip-192-168-77-10.us-west-2.compute.internal"
+FARGATE="fargate-ip-192-168-101-5.us-west-2.compute.internal"
+def node(name, fargate=False):
+    labels={"kubernetes.io/hostname":name,"kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"us-west-2a"}
+    if fargate: labels["eks.amazonaws.com/compute-type"]="fargate"
+    else: labels["eks.amazonaws.com/nodegroup"]="system"
+    return {"apiVersion":"v1","kind":"Node","metadata":{"name":name,"labels":labels},"status":{"conditions":[{"type":"Ready","status":"True"}]}}
+def agent(node_name, i):
+    return {"apiVersion":"v1","kind":"Pod","metadata":{"name":"eks-pod-identity-agent-%d"%i,"namespace":"kube-system","labels":{"app.kubernetes.io/name":"eks-pod-identity-agent"}},
+            "spec":{"nodeName":node_name,"hostNetwork":True,"containers":[{"name":"eks-pod-identity-agent","image":"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/eks-pod-identity-agent:0.1.29"}]},
+            "status":{"phase":"Running"}}
+def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST):
+    nodes=[FARGATE] if fargate else [NODE_A, NODE_B]
+    pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=PI_ENV, node=nodes[0]), pod("karpenter-6d9f7c8b5d-q9w4n", env=PI_ENV, node=nodes[-1])]
+    extra=[({"iamRole":{"name":"KarpenterPodIdentity-demo"}}, {"value":{"name":"KarpenterPodIdentity-demo","arn":PI_ROLE,"path":"/","trustPolicy":trust,"permissionsBoundaryArn":None}})]
+    if not fargate:
+        extra.append(({"eksAddon":{"cluster":"demo","name":"eks-pod-identity-agent"}}, {"value":{"name":"eks-pod-identity-agent","status":addon,"version":"v1.3.4-eksbuild.1"} if addon else None}))
+        extra.append(({"pods":{"namespace":"kube-system","labelSelector":"app.kubernetes.io/name=eks-pod-identity-agent"}}, {"value":[agent(n, i) for i, n in enumerate(nodes)] if agents else []}))
+    for n in sorted(set(nodes)):
+        extra.append(({"node":{"name":n}}, {"value":node(n, fargate=fargate)}))
+    return bundle(desc, annotation=None, pods=pods, overrides=extra,
+                  assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":PI_ROLE}])
+write("healthy-pod-identity", pi_bundle("A healthy install using EKS Pod Identity: the association's role trusts pods.eks.amazonaws.com, the agent add-on is ACTIVE with a pod on each controller node."), [])
+write("pod-identity-agent-missing", pi_bundle("Pod Identity chosen (an association exists) but the eks-pod-identity-agent add-on was never installed: no credentials reach the controller.", addon=None, agents=False), ["KD2005"])
+write("pod-identity-on-fargate", pi_bundle("The controller runs on Fargate with only a Pod Identity association: Pod Identity is not supported on Fargate.", fargate=True), ["KD2005"])
+write("pod-identity-trust-incomplete", pi_bundle("The Pod Identity role trusts pods.eks.amazonaws.com for sts:AssumeRole only, without sts:TagSession.",
+      trust=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":"sts:AssumeRole"}]})), ["KD2005"])

@@ -18,8 +18,8 @@ use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
 use crate::facts::{
-    AccessReview, CallerIdentity, EksCluster, FactError, FactKey, FactKind, IamRole, KubeVersion,
-    OidcProvider, PodIdentityAssociation,
+    AccessReview, CallerIdentity, EksAddon, EksCluster, FactError, FactKey, FactKind, IamRole,
+    KubeVersion, OidcProvider, PodIdentityAssociation,
 };
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
 use crate::target::{Hints, Target};
@@ -174,6 +174,8 @@ impl Context {
             }
             FactKey::IamRole { name } => self.iam_role(&name).await.map(drop),
             FactKey::OidcProviders => self.oidc_providers().await.map(drop),
+            FactKey::Node { name } => self.node(&name).await.map(drop),
+            FactKey::EksAddon { cluster, name } => self.eks_addon(&cluster, &name).await.map(drop),
             key @ FactKey::PodIdentityAssociations { .. } => {
                 self.get::<Vec<PodIdentityAssociation>>(key).await.map(drop)
             }
@@ -270,6 +272,28 @@ impl Context {
         .await
     }
 
+    pub async fn node(
+        &self,
+        name: &str,
+    ) -> Result<Arc<Option<k8s_openapi::api::core::v1::Node>>, FactError> {
+        self.get(FactKey::Node {
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn eks_addon(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Result<Arc<Option<EksAddon>>, FactError> {
+        self.get(FactKey::EksAddon {
+            cluster: cluster.to_string(),
+            name: name.to_string(),
+        })
+        .await
+    }
+
     pub async fn oidc_providers(&self) -> Result<Arc<Vec<OidcProvider>>, FactError> {
         self.get(FactKey::OidcProviders).await
     }
@@ -323,8 +347,18 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Some(items) if !items.iter().all(named) => fail("a listed object has no metadata.name"),
             Some(_) => Ok(()),
         },
-        FactKind::Crd | FactKind::ServiceAccount if value.is_null() || named(value) => Ok(()),
-        FactKind::ServiceAccount => fail("expected an object with metadata.name"),
+        FactKind::Crd | FactKind::ServiceAccount | FactKind::Node
+            if value.is_null() || named(value) =>
+        {
+            Ok(())
+        }
+        FactKind::ServiceAccount | FactKind::Node => fail("expected an object with metadata.name"),
+        FactKind::EksAddon
+            if value.is_null() || value.get("name").is_some_and(Value::is_string) =>
+        {
+            Ok(())
+        }
+        FactKind::EksAddon => fail("expected an add-on with a name"),
         FactKind::IamRole if value.is_null() || value.get("arn").is_some_and(Value::is_string) => {
             Ok(())
         }

@@ -41,6 +41,10 @@ pub enum FactKey {
     ServiceAccount { namespace: String, name: String },
     /// `iam:GetRole`; absent is `null`.
     IamRole { name: String },
+    /// One Node; absent is `null`.
+    Node { name: String },
+    /// `eks:DescribeAddon`; absent is `null`.
+    EksAddon { cluster: String, name: String },
     /// The account's IAM OIDC identity providers (list, then get each for its URL and audiences).
     OidcProviders,
     /// EKS Pod Identity associations of one ServiceAccount (list, then describe each for its role).
@@ -76,6 +80,8 @@ pub enum FactKind {
     IamRole,
     PodIdentityAssociations,
     OidcProviders,
+    Node,
+    EksAddon,
 }
 
 /// One API operation karpdoctor may issue. Kubernetes operations are a verb on a resource;
@@ -148,6 +154,8 @@ impl FactKind {
         FactKind::IamRole,
         FactKind::PodIdentityAssociations,
         FactKind::OidcProviders,
+        FactKind::Node,
+        FactKind::EksAddon,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -186,6 +194,8 @@ impl FactKind {
                 aws("iam", "ListOpenIDConnectProviders"),
                 aws("iam", "GetOpenIDConnectProvider")
             ],
+            FactKind::Node => ops![kube("get", "", "nodes")],
+            FactKind::EksAddon => ops![aws("eks", "DescribeAddon")],
         }
     }
 
@@ -205,7 +215,9 @@ impl FactKind {
             | FactKind::AccessReview
             | FactKind::ServiceAccount
             | FactKind::IamRole
-            | FactKind::PodIdentityAssociations => None,
+            | FactKind::PodIdentityAssociations
+            | FactKind::Node
+            | FactKind::EksAddon => None,
         }
     }
 }
@@ -227,6 +239,8 @@ impl FactKey {
             FactKey::IamRole { .. } => FactKind::IamRole,
             FactKey::PodIdentityAssociations { .. } => FactKind::PodIdentityAssociations,
             FactKey::OidcProviders => FactKind::OidcProviders,
+            FactKey::Node { .. } => FactKind::Node,
+            FactKey::EksAddon { .. } => FactKind::EksAddon,
         }
     }
 }
@@ -256,6 +270,8 @@ impl fmt::Display for FactKey {
             }
             FactKey::IamRole { name } => write!(f, "IAM role {name}"),
             FactKey::OidcProviders => f.write_str("IAM OIDC providers"),
+            FactKey::Node { name } => write!(f, "Node {name}"),
+            FactKey::EksAddon { cluster, name } => write!(f, "EKS add-on {name} of {cluster}"),
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
@@ -375,6 +391,15 @@ pub struct IamRole {
     /// As IAM returns it (URL-encoded); read with `iam::policy::PolicyDocument::parse`.
     pub trust_policy: String,
     pub permissions_boundary_arn: Option<String>,
+}
+
+/// The parts of `eks:DescribeAddon` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksAddon {
+    pub name: String,
+    pub status: String,
+    pub version: String,
 }
 
 /// One IAM OIDC identity provider.

@@ -12,6 +12,7 @@ pub static CHECKS: &[&CheckInfo] = &[
     &identity::irsa_oidc_provider_missing::IRSA_OIDC_PROVIDER_MISSING,
     &identity::irsa_trust_policy_mismatch::IRSA_TRUST_POLICY_MISMATCH,
     &identity::irsa_role_invalid::IRSA_ROLE_INVALID,
+    &identity::pod_identity_misconfigured::POD_IDENTITY_MISCONFIGURED,
     &identity::controller_pods_predate_identity::CONTROLLER_PODS_PREDATE_IDENTITY,
     &identity::both_irsa_and_pod_identity::BOTH_IRSA_AND_POD_IDENTITY,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,

@@ -596,26 +596,18 @@ async fn secrets_in_controller_env_never_reach_a_bundle_or_report() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() {
+    use std::collections::BTreeSet;
+
     use karpdoctor::permissions::for_checks;
     use karpdoctor::registry::CHECKS;
-    // A scenario in which every declared operation is actually issued (it has a Pod Identity
-    // association, so the association is described too).
-    let bundle = read_json(&fixture_bundle("both-irsa-and-pod-identity"));
     let dir = scratch("live-permissions");
     let perms = for_checks(CHECKS);
-    let needs = |code: &str, permission: &str| {
+    let declares = |code: &str, permission: &str| {
         perms
             .per_check
             .iter()
             .any(|(c, p)| *c == code && p.iter().any(|x| x == permission))
     };
-    let emulator = Emulator::start();
-    seed_aws(&emulator.url, &bundle).await;
-    let baseline_server =
-        TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
-            .await
-            .unwrap();
-    let baseline = run_live(&baseline_server, &emulator, &dir, &["-o", "json"], &[]);
     let status_of = |r: &serde_json::Value, code: &str| {
         r["checks"]
             .as_array()
@@ -625,49 +617,80 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
             .unwrap()["status"]
             .clone()
     };
-    let check_all = |report: &serde_json::Value, permission: &str| {
-        for c in report["checks"].as_array().unwrap() {
-            let code = c["code"].as_str().unwrap();
-            if needs(code, permission) {
-                assert_eq!(
-                    c["status"], "unknown",
-                    "without {permission}, {code} must be unknown: {c}"
-                );
-                assert_eq!(c["missingPermission"], permission, "{code}");
-            } else {
-                assert_eq!(
-                    c["status"],
-                    status_of(&baseline, code),
-                    "without {permission}, {code} must judge as before: {c}"
-                );
+    // Permissions that made some check unknown, over all scenarios.
+    let mut exercised: BTreeSet<String> = BTreeSet::new();
+    let mut check_all =
+        |report: &serde_json::Value, baseline: &serde_json::Value, permission: &str| {
+            for c in report["checks"].as_array().unwrap() {
+                let code = c["code"].as_str().unwrap();
+                if c["status"] == "unknown" && c["missingPermission"] == permission {
+                    assert!(
+                        declares(code, permission),
+                        "{code} is unknown for {permission}, which it does not declare"
+                    );
+                    exercised.insert(permission.to_string());
+                } else {
+                    // A check that did not need the permission here judges exactly as before.
+                    assert_eq!(
+                        c["status"],
+                        status_of(baseline, code),
+                        "without {permission}, {code} changed: {c}"
+                    );
+                }
             }
-        }
-    };
-    // Kubernetes: forbid one resource at a time (every resource karpdoctor reads is served at v1).
-    for ((group, resource), verbs) in &perms.kube {
-        let mut cluster = Cluster::from_bundle(&bundle);
-        cluster
-            .forbidden
-            .insert((group.clone(), "v1".to_string(), resource.clone()));
-        let server = TestServer::start(cluster, 0, std::time::Duration::ZERO)
+        };
+    // Between them these scenarios issue every operation: IRSA and Pod Identity associations
+    // (both-irsa…), and the Pod Identity path with its add-on, agent pods and nodes.
+    for name in ["both-irsa-and-pod-identity", "healthy-pod-identity"] {
+        let bundle = read_json(&fixture_bundle(name));
+        let emulator = Emulator::start();
+        seed_aws(&emulator.url, &bundle).await;
+        let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
             .await
             .unwrap();
-        let report = run_live(&server, &emulator, &dir, &["-o", "json"], &[]);
-        for verb in verbs {
-            let permission = if group.is_empty() {
-                format!("{verb} {resource}")
-            } else {
-                format!("{verb} {resource}.{group}")
-            };
-            check_all(&report, &permission);
+        let baseline = run_live(&server, &emulator, &dir, &["-o", "json"], &[]);
+        // Kubernetes: forbid one resource at a time (every resource karpdoctor reads is served at v1).
+        for ((group, resource), verbs) in &perms.kube {
+            let mut cluster = Cluster::from_bundle(&bundle);
+            cluster
+                .forbidden
+                .insert((group.clone(), "v1".to_string(), resource.clone()));
+            let forbidding = TestServer::start(cluster, 0, std::time::Duration::ZERO)
+                .await
+                .unwrap();
+            let report = run_live(&forbidding, &emulator, &dir, &["-o", "json"], &[]);
+            for verb in verbs {
+                let permission = if group.is_empty() {
+                    format!("{verb} {resource}")
+                } else {
+                    format!("{verb} {resource}.{group}")
+                };
+                check_all(&report, &baseline, &permission);
+            }
+        }
+        // AWS: deny one action at a time in the emulator itself.
+        for action in &perms.aws {
+            let denying = Emulator::start_with(&[("KARPMOTO_DENY", action.as_str())]);
+            seed_aws(&denying.url, &bundle).await;
+            let report = run_live(&server, &denying, &dir, &["-o", "json"], &[]);
+            check_all(&report, &baseline, action);
         }
     }
-    // AWS: deny one action at a time in the emulator itself.
-    for action in &perms.aws {
-        let denying = Emulator::start_with(&[("KARPMOTO_DENY", action.as_str())]);
-        seed_aws(&denying.url, &bundle).await;
-        let report = run_live(&baseline_server, &denying, &dir, &["-o", "json"], &[]);
-        check_all(&report, action);
+    // Every permission a check declares made some check unknown somewhere (the run's own
+    // permissions, such as sts:GetCallerIdentity, only ever produce a note).
+    let run_only: BTreeSet<&String> = perms
+        .per_check
+        .iter()
+        .filter(|(c, _)| *c == "run")
+        .flat_map(|(_, p)| p)
+        .collect();
+    for (code, permissions) in perms.per_check.iter().filter(|(c, _)| *c != "run") {
+        for p in permissions.iter().filter(|p| !run_only.contains(p)) {
+            assert!(
+                exercised.contains(p),
+                "removing {p} never made a check unknown ({code} declares it)"
+            );
+        }
     }
 }
 

@@ -267,6 +267,49 @@ impl Live {
                     "permissionsBoundaryArn": role.permissions_boundary().and_then(|b| b.permissions_boundary_arn()),
                 }))
             }
+            FactKey::Node { name } => {
+                let api: Api<DynamicObject> =
+                    Api::all_with(self.kube.clone(), &NODES.api_resource());
+                match api.get_opt(name).await {
+                    Ok(Some(mut obj)) => {
+                        obj.types = Some(kube::api::TypeMeta {
+                            api_version: "v1".to_string(),
+                            kind: "Node".to_string(),
+                        });
+                        let mut value = to_value(obj)?;
+                        crate::model::scrub(&mut value);
+                        Ok(value)
+                    }
+                    Ok(None) => Ok(Value::Null),
+                    Err(e) => Err(kube_error(NODES.op("get"), e)),
+                }
+            }
+            FactKey::EksAddon { cluster, name } => {
+                let res = self
+                    .aws()
+                    .await?
+                    .eks
+                    .describe_addon()
+                    .cluster_name(cluster)
+                    .addon_name(name)
+                    .send()
+                    .await;
+                let out = match res {
+                    Ok(out) => out,
+                    Err(SdkError::ServiceError(e)) if e.err().is_resource_not_found_exception() => {
+                        return Ok(Value::Null);
+                    }
+                    Err(e) => return Err(aws_error("eks:DescribeAddon", e)),
+                };
+                Ok(match out.addon() {
+                    Some(a) => json!({
+                        "name": a.addon_name().unwrap_or_default(),
+                        "status": a.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
+                        "version": a.addon_version().unwrap_or_default(),
+                    }),
+                    None => Value::Null,
+                })
+            }
             FactKey::OidcProviders => {
                 let iam = &self.aws().await?.iam;
                 let listed = iam
@@ -570,6 +613,12 @@ pub const SERVICEACCOUNTS: KubeResource = KubeResource {
     version: "v1",
     kind: "ServiceAccount",
     plural: "serviceaccounts",
+};
+pub const NODES: KubeResource = KubeResource {
+    group: "",
+    version: "v1",
+    kind: "Node",
+    plural: "nodes",
 };
 pub const NODEPOOLS: KubeResource = KubeResource {
     group: "karpenter.sh",

@@ -247,6 +247,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "controllerDeployments" => r("apps", "v1", "deployments"),
         "pods" => r("", "v1", "pods"),
         "serviceAccount" => r("", "v1", "serviceaccounts"),
+        "node" => r("", "v1", "nodes"),
         "crd" => r("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
         "nodePools" => r("karpenter.sh", "v1", "nodepools"),
         "nodeClaims" => r("karpenter.sh", "v1", "nodeclaims"),

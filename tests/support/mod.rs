@@ -175,6 +175,14 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                 .unwrap();
         }
     }
+    for f in of(&facts, "eksAddon") {
+        eks.create_addon()
+            .cluster_name(f["fact"]["eksAddon"]["cluster"].as_str().unwrap())
+            .addon_name(f["value"]["name"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
+    }
     for f in of(&facts, "podIdentityAssociations") {
         let cluster = f["fact"]["podIdentityAssociations"]["cluster"]
             .as_str()

@@ -7,4 +7,5 @@ pub mod controller_pods_predate_identity;
 pub mod irsa_oidc_provider_missing;
 pub mod irsa_role_invalid;
 pub mod irsa_trust_policy_mismatch;
+pub mod pod_identity_misconfigured;
 pub mod wiring;
