@@ -15,7 +15,7 @@ use karpdoctor::bundle::{Bundle, FactOutcome};
 use karpdoctor::cli::ReportArgs;
 use karpdoctor::engine::Status;
 use karpdoctor::facts::{FactError, FactKey};
-use karpdoctor::report::{FailOn, Report};
+use karpdoctor::report::FailOn;
 use serde_json::json;
 
 /// One of each error kind, plus a payload of the wrong shape.
@@ -61,24 +61,6 @@ fn faults() -> Vec<(&'static str, FactOutcome)> {
     ]
 }
 
-type Verdicts = Vec<(String, Status, Vec<(String, String)>)>;
-
-fn verdicts(r: &Report) -> Verdicts {
-    r.checks
-        .iter()
-        .map(|c| {
-            (
-                c.code.clone(),
-                c.status,
-                c.findings
-                    .iter()
-                    .map(|f| (f.object.clone(), f.message.clone()))
-                    .collect(),
-            )
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn every_fact_fails_every_way_and_only_its_readers_notice() {
     let mut combinations = 0;
@@ -111,8 +93,8 @@ async fn every_fact_fails_every_way_and_only_its_readers_notice() {
                     .filter(|(_, keys)| keys.contains(&entry.fact))
                     .map(|(code, _)| *code)
                     .collect();
-                let before = verdicts(&baseline.report);
-                let after = verdicts(&out.report);
+                let before = support::report_verdicts(&baseline.report);
+                let after = support::report_verdicts(&out.report);
                 assert_eq!(before.len(), after.len(), "{label}");
                 for (b, a) in before.iter().zip(&after) {
                     if dependents.contains(b.0.as_str()) && b.1 == Status::Skip {

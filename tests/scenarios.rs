@@ -209,8 +209,8 @@ async fn recording_a_replay_replays_to_the_same_report() {
             .await
             .expect("replay of the recording");
         assert_eq!(
-            verdicts(&out.report),
-            verdicts(&again.report),
+            support::report_verdicts(&out.report),
+            support::report_verdicts(&again.report),
             "{name}: record → replay changed the report"
         );
         assert_eq!(
@@ -218,25 +218,6 @@ async fn recording_a_replay_replays_to_the_same_report() {
             "{name}: target changed"
         );
     }
-}
-
-/// What a check concluded, and about which objects: (code, status, [(object, message)]).
-type Verdict = (String, Status, Vec<(String, String)>);
-
-fn verdicts(r: &Report) -> Vec<Verdict> {
-    r.checks
-        .iter()
-        .map(|c| {
-            (
-                c.code.clone(),
-                c.status,
-                c.findings
-                    .iter()
-                    .map(|f| (f.object.clone(), f.message.clone()))
-                    .collect(),
-            )
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -173,15 +173,7 @@ impl Live {
                 self.list(&PODS, Some(namespace), Some(label_selector))
                     .await?,
             )),
-            FactKey::Crd { name } => {
-                let api: Api<DynamicObject> =
-                    Api::all_with(self.kube.clone(), &CRDS.api_resource());
-                match api.get_opt(name).await {
-                    Ok(Some(obj)) => to_value(obj),
-                    Ok(None) => Ok(Value::Null),
-                    Err(e) => Err(kube_error(CRDS.op("get"), e)),
-                }
-            }
+            FactKey::Crd { name } => self.get_object(&CRDS, None, name).await,
             FactKey::NodePools => Ok(Value::Array(self.list(&NODEPOOLS, None, None).await?)),
             FactKey::Ec2NodeClasses => {
                 Ok(Value::Array(self.list(&EC2NODECLASSES, None, None).await?))
@@ -223,22 +215,8 @@ impl Live {
                 }))
             }
             FactKey::ServiceAccount { namespace, name } => {
-                let api: Api<DynamicObject> = Api::namespaced_with(
-                    self.kube.clone(),
-                    namespace,
-                    &SERVICEACCOUNTS.api_resource(),
-                );
-                match api.get_opt(name).await {
-                    Ok(Some(mut obj)) => {
-                        obj.types = Some(kube::api::TypeMeta {
-                            api_version: "v1".to_string(),
-                            kind: "ServiceAccount".to_string(),
-                        });
-                        to_value(obj)
-                    }
-                    Ok(None) => Ok(Value::Null),
-                    Err(e) => Err(kube_error(SERVICEACCOUNTS.op("get"), e)),
-                }
+                self.get_object(&SERVICEACCOUNTS, Some(namespace), name)
+                    .await
             }
             FactKey::IamRole { name } => {
                 let res = self
@@ -249,12 +227,10 @@ impl Live {
                     .role_name(name)
                     .send()
                     .await;
-                let out = match res {
-                    Ok(out) => out,
-                    Err(SdkError::ServiceError(e)) if e.err().is_no_such_entity_exception() => {
-                        return Ok(Value::Null);
-                    }
-                    Err(e) => return Err(aws_error("iam:GetRole", e)),
+                let Some(out) =
+                    absent_as_none("iam:GetRole", res, |e| e.is_no_such_entity_exception())?
+                else {
+                    return Ok(Value::Null);
                 };
                 let Some(role) = out.role() else {
                     return Ok(Value::Null);
@@ -267,23 +243,7 @@ impl Live {
                     "permissionsBoundaryArn": role.permissions_boundary().and_then(|b| b.permissions_boundary_arn()),
                 }))
             }
-            FactKey::Node { name } => {
-                let api: Api<DynamicObject> =
-                    Api::all_with(self.kube.clone(), &NODES.api_resource());
-                match api.get_opt(name).await {
-                    Ok(Some(mut obj)) => {
-                        obj.types = Some(kube::api::TypeMeta {
-                            api_version: "v1".to_string(),
-                            kind: "Node".to_string(),
-                        });
-                        let mut value = to_value(obj)?;
-                        crate::model::scrub(&mut value);
-                        Ok(value)
-                    }
-                    Ok(None) => Ok(Value::Null),
-                    Err(e) => Err(kube_error(NODES.op("get"), e)),
-                }
-            }
+            FactKey::Node { name } => self.get_object(&NODES, None, name).await,
             FactKey::EksAddon { cluster, name } => {
                 let res = self
                     .aws()
@@ -294,12 +254,11 @@ impl Live {
                     .addon_name(name)
                     .send()
                     .await;
-                let out = match res {
-                    Ok(out) => out,
-                    Err(SdkError::ServiceError(e)) if e.err().is_resource_not_found_exception() => {
-                        return Ok(Value::Null);
-                    }
-                    Err(e) => return Err(aws_error("eks:DescribeAddon", e)),
+                let Some(out) = absent_as_none("eks:DescribeAddon", res, |e| {
+                    e.is_resource_not_found_exception()
+                })?
+                else {
+                    return Ok(Value::Null);
                 };
                 Ok(match out.addon() {
                     Some(a) => json!({
@@ -405,12 +364,11 @@ impl Live {
                     .name(name)
                     .send()
                     .await;
-                let out = match res {
-                    Ok(out) => out,
-                    Err(SdkError::ServiceError(e)) if e.err().is_resource_not_found_exception() => {
-                        return Ok(Value::Null);
-                    }
-                    Err(e) => return Err(aws_error("eks:DescribeCluster", e)),
+                let Some(out) = absent_as_none("eks:DescribeCluster", res, |e| {
+                    e.is_resource_not_found_exception()
+                })?
+                else {
+                    return Ok(Value::Null);
                 };
                 let Some(c) = out.cluster() else {
                     return Ok(Value::Null);
@@ -482,6 +440,33 @@ impl Live {
                     kube_error("update configmaps", e)
                 )
             })
+    }
+
+    /// Gets one object; `null` when it does not exist. Scrubbed like listed objects.
+    async fn get_object(
+        &self,
+        resource: &KubeResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, FactError> {
+        let ar = resource.api_resource();
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.kube.clone(), ns, &ar),
+            None => Api::all_with(self.kube.clone(), &ar),
+        };
+        match api.get_opt(name).await {
+            Ok(Some(mut obj)) => {
+                obj.types = Some(kube::api::TypeMeta {
+                    api_version: resource.api_version(),
+                    kind: resource.kind.to_string(),
+                });
+                let mut value = to_value(obj)?;
+                crate::model::scrub(&mut value);
+                Ok(value)
+            }
+            Ok(None) => Ok(Value::Null),
+            Err(e) => Err(kube_error(resource.op("get"), e)),
+        }
     }
 
     /// Lists a resource with server-side pagination and label selection. A resource the API
@@ -811,6 +796,24 @@ fn kube_error(op: impl Into<String>, e: kube::Error) -> FactError {
                 }
             }
         }
+    }
+}
+
+/// An AWS read whose "not found" error means the object is absent: `Ok(None)`, so the fact is
+/// `null` rather than an error (a missing role is a finding, not a failure to look).
+fn absent_as_none<T, E, R>(
+    action: &str,
+    result: Result<T, SdkError<E, R>>,
+    not_found: impl Fn(&E) -> bool,
+) -> Result<Option<T>, FactError>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    match result {
+        Ok(out) => Ok(Some(out)),
+        Err(SdkError::ServiceError(e)) if not_found(e.err()) => Ok(None),
+        Err(e) => Err(aws_error(action, e)),
     }
 }
 

@@ -279,3 +279,22 @@ pub fn verdicts(report: &serde_json::Value) -> Vec<(String, String, Vec<String>)
         })
         .collect()
 }
+
+/// What a report concluded, per check: code, status and (object, message) of each finding.
+pub type Verdict = (String, karpdoctor::engine::Status, Vec<(String, String)>);
+
+pub fn report_verdicts(r: &karpdoctor::report::Report) -> Vec<Verdict> {
+    r.checks
+        .iter()
+        .map(|c| {
+            (
+                c.code.clone(),
+                c.status,
+                c.findings
+                    .iter()
+                    .map(|f| (f.object.clone(), f.message.clone()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
