@@ -56,7 +56,7 @@ async fn pod_identity_misconfigured(cx: &CheckCx) -> CheckResult {
             findings.push(
                 Finding::new(format!("Node/{name}"), "the controller runs on Fargate, where EKS Pod Identity is not supported")
                     .evidence("node", name.clone())
-                    .hint("use IRSA for a controller on Fargate (annotate its ServiceAccount with the role ARN), or run it on EC2 nodes")
+                    .hint("use IRSA on Fargate: annotate the ServiceAccount with a role whose trust allows this cluster's OIDC provider (run karpdoctor again: KD2003 prints the statement), or run the controller on EC2 nodes")
                     .fix(format!(
                         "kubectl -n {} annotate serviceaccount {} eks.amazonaws.com/role-arn={}",
                         w.namespace, w.service_account, association.role_arn
