@@ -74,12 +74,16 @@ def nodeclass(name="default"):
         "subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"demo"}}],
         "securityGroupSelectorTerms":[{"tags":{"karpenter.sh/discovery":"demo"}}]},
       "status":{"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"}],
+        "subnets":[{"id":"subnet-0a1b2c3d","zone":"us-west-2a","zoneID":"usw2-az1"},{"id":"subnet-0e4f5a6b","zone":"us-west-2b","zoneID":"usw2-az2"}],
+        "securityGroups":[{"id":"sg-0123456789abcdef0","name":"eks-cluster-sg-demo"}],
+        "amis":[{"id":"ami-0a1b2c3d4e5f60718","name":"amazon-eks-node-al2023-x86_64-standard-1.33-v20261101","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}],
         "instanceProfile":"demo_1234567890123456789"}}
 def base():
     facts={}
     facts[json.dumps({"kubeVersion":None})]=None
     return facts
 ROLE_ARN="arn:aws:iam::111122223333:role/KarpenterController-demo"
+NODE_TRUST=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]})
 ISSUER="https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
 def irsa_trust(ns=NS, sa="karpenter"):
     host=ISSUER[len("https://"):]
@@ -118,6 +122,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
             name=annotation.rsplit("/",1)[1]
             add({"iamRole":{"name":name}}, {"name":name,"arn":annotation,"path":"/","trustPolicy":trust or irsa_trust(ns=ns),"permissionsBoundaryArn":None} if role else None)
     add("oidcProviders", [PROVIDER] if providers is None else providers)
+    add({"iamRole":{"name":"KarpenterNodeRole-demo"}}, {"name":"KarpenterNodeRole-demo","arn":"arn:aws:iam::111122223333:role/KarpenterNodeRole-demo","path":"/","trustPolicy":NODE_TRUST,"permissionsBoundaryArn":None})
     for (k, v) in (overrides or []):
         F=[e for e in F if e["fact"]!=k]
         F.append({"fact":k, **v})
@@ -125,18 +130,34 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
       "hints":{"cluster":None,"region":"us-west-2","namespace":None,"kubeContext":"arn:aws:eks:us-west-2:111122223333:cluster/demo","kubeContextCluster":"arn:aws:eks:us-west-2:111122223333:cluster/demo"},
       "target":{"cluster":"demo","region":"us-west-2","account":"111122223333","kubeContext":"arn:aws:eks:us-west-2:111122223333:cluster/demo","karpenterNamespace":ns,"karpenterVersion":"1.8.1","kubernetesVersion":"v1.33.5-eks-3025e55","awsIdentity":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"},
       "facts":F}
+def default_emulator(b):
+    """AWS state that is not a fact: by default the controller role (any role but the node
+    role) carries the reference policy of the controller's release, so simulations pass."""
+    roles=[e["value"]["name"] for e in b["facts"] if isinstance(e["fact"],dict) and "iamRole" in e["fact"]
+           and e.get("value") and e["value"]["name"]!="KarpenterNodeRole-demo"]
+    return {"rolePolicies":[{"role":r,"name":"karpenter-controller","reference":{"version":"1.8.1"}} for r in roles]}
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
+    if "emulator" not in b: b["emulator"]=default_emulator(b)
+    # Simulation results are recorded from the emulator seeded with b["emulator"]
+    # (`scripts/record-simulations`); everything else in a bundle is written here by hand.
+    sims=os.path.join(d,"simulations.json")
+    if os.path.exists(sims):
+        have={json.dumps(e["fact"],sort_keys=True) for e in b["facts"]}
+        b["facts"]+= [e for e in json.load(open(sims)) if json.dumps(e["fact"],sort_keys=True) not in have]
     json.dump(b, open(os.path.join(d,"bundle.json"),"w"), indent=2); open(os.path.join(d,"bundle.json"),"a").write("\n")
     exp={"description": desc or b["description"], "failing": sorted(failing), "unknown": sorted(unknown), "skipped": sorted(skipped),
          "exitCode": exit_code if exit_code is not None else (1 if failing else 0)}
     json.dump(exp, open(os.path.join(d,"expect.json"),"w"), indent=2); open(os.path.join(d,"expect.json"),"a").write("\n")
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
+# No controller role to simulate (no identity, or a role that does not exist): the simulation
+# checks do not apply; KD2001/KD2004 own the problem.
+GRANTS=["KD2101","KD2102","KD2103","KD2104"]
 write("healthy", bundle("A healthy Karpenter 1.8.1 install in namespace karpenter: two ready controller pods, v1 CRDs, one NodePool on one EC2NodeClass."), [])
 write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts), as when the controller cannot get AWS credentials at start-up.",
       dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})]), ["KD1001"])
-write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2008"])
+write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104"])
 v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
 nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
 nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
@@ -154,10 +175,10 @@ demo = bundle("Demo: a Karpenter 1.8.1 install whose controller crash-loops beca
       crds=fb, nps=[nodepool(), nodepool("arm", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"graviton"}, arch=("arm64",))])
 write("demo", demo, ["KD1001","KD2006","KD4001"], unknown=["KD1002"])
 write("credentials-missing", bundle("The controller's ServiceAccount has no IRSA annotation and no Pod Identity association: the controller falls back to the node role.",
-      annotation=None, pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", env=[])]), ["KD2001"])
+      annotation=None, pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", env=[])]), ["KD2001"], skipped=GRANTS)
 write("irsa-role-missing", bundle("The IRSA annotation names KarpenterControllerRole, a role that was never created (the role is KarpenterController-demo).",
       annotation="arn:aws:iam::111122223333:role/KarpenterControllerRole", role=False,
-      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[dict(e, value="arn:aws:iam::111122223333:role/KarpenterControllerRole") if e["name"]=="AWS_ROLE_ARN" else e for e in IRSA_ENV])]), ["KD2004"])
+      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[dict(e, value="arn:aws:iam::111122223333:role/KarpenterControllerRole") if e["name"]=="AWS_ROLE_ARN" else e for e in IRSA_ENV])]), ["KD2004"], skipped=GRANTS)
 write("pods-predate-irsa", bundle("The IRSA annotation was added after the controller pods started: they run without AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE.",
       pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n")]), ["KD2006"])
 write("both-irsa-and-pod-identity", bundle("The ServiceAccount is annotated for IRSA and also has a Pod Identity association to another role: IRSA wins (informational).",
@@ -174,16 +195,18 @@ PI_TRUST=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Prin
 NODE_A="ip-192-168-12-34.us-west-2.compute.internal"
 NODE_B="ip-192-168-77-10.us-west-2.compute.internal"
 FARGATE="fargate-ip-192-168-101-5.us-west-2.compute.internal"
-def node(name, fargate=False):
+def node(name, fargate=False, karpenter=False):
     labels={"kubernetes.io/hostname":name,"kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"us-west-2a"}
     if fargate: labels["eks.amazonaws.com/compute-type"]="fargate"
+    elif karpenter: labels.update({"karpenter.sh/nodepool":"default","karpenter.k8s.aws/ec2nodeclass":"default"})
     else: labels["eks.amazonaws.com/nodegroup"]="system"
     return {"apiVersion":"v1","kind":"Node","metadata":{"name":name,"labels":labels},"status":{"conditions":[{"type":"Ready","status":"True"}]}}
 def agent(node_name, i):
     return {"apiVersion":"v1","kind":"Pod","metadata":{"name":"eks-pod-identity-agent-%d"%i,"namespace":"kube-system","labels":{"app.kubernetes.io/name":"eks-pod-identity-agent"}},
             "spec":{"nodeName":node_name,"hostNetwork":True,"containers":[{"name":"eks-pod-identity-agent","image":"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/eks-pod-identity-agent:0.1.29"}]},
             "status":{"phase":"Running"}}
-def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST):
+NODEGROUP_ROLE="arn:aws:iam::111122223333:role/eks-system-nodes"
+def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST, karpenter_node=None):
     nodes=[FARGATE] if fargate else [NODE_A, NODE_B]
     pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=PI_ENV, node=nodes[0]), pod("karpenter-6d9f7c8b5d-q9w4n", env=PI_ENV, node=nodes[-1])]
     extra=[({"iamRole":{"name":"KarpenterPodIdentity-demo"}}, {"value":{"name":"KarpenterPodIdentity-demo","arn":PI_ROLE,"path":"/","trustPolicy":trust,"permissionsBoundaryArn":None}})]
@@ -191,11 +214,57 @@ def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST):
         extra.append(({"eksAddon":{"cluster":"demo","name":"eks-pod-identity-agent"}}, {"value":{"name":"eks-pod-identity-agent","status":addon,"version":"v1.3.4-eksbuild.1"} if addon else None}))
         extra.append(({"pods":{"namespace":"kube-system","labelSelector":"app.kubernetes.io/name=eks-pod-identity-agent"}}, {"value":[agent(n, i) for i, n in enumerate(nodes)] if agents else []}))
     for n in sorted(set(nodes)):
-        extra.append(({"node":{"name":n}}, {"value":node(n, fargate=fargate)}))
-    return bundle(desc, annotation=None, pods=pods, overrides=extra,
-                  assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":PI_ROLE}])
+        extra.append(({"node":{"name":n}}, {"value":node(n, fargate=fargate, karpenter=(n==karpenter_node))}))
+    if not fargate:
+        extra.append(({"eksNodegroup":{"cluster":"demo","name":"system"}}, {"value":{"name":"system","nodeRole":NODEGROUP_ROLE,"status":"ACTIVE"}}))
+    b=bundle(desc, annotation=None, pods=pods, overrides=extra,
+             assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":PI_ROLE}])
+    if not fargate:
+        # The node group's role exists (it is simulated for eks-auth:AssumeRoleForPodIdentity).
+        b["emulator"]={**default_emulator(b), "roles":[{"name":"eks-system-nodes","trust":json.loads(NODE_TRUST)}]}
+    return b
 write("healthy-pod-identity", pi_bundle("A healthy install using EKS Pod Identity: the association's role trusts pods.eks.amazonaws.com, the agent add-on is ACTIVE with a pod on each controller node."), [])
 write("pod-identity-agent-missing", pi_bundle("Pod Identity chosen (an association exists) but the eks-pod-identity-agent add-on was never installed: no credentials reach the controller.", addon=None, agents=False), ["KD2005"])
 write("pod-identity-on-fargate", pi_bundle("The controller runs on Fargate with only a Pod Identity association: Pod Identity is not supported on Fargate.", fargate=True), ["KD2005"])
 write("pod-identity-trust-incomplete", pi_bundle("The Pod Identity role trusts pods.eks.amazonaws.com for sts:AssumeRole only, without sts:TagSession.",
       trust=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":"sts:AssumeRole"}]})), ["KD2005"])
+
+# ---- What the controller role may do (IAM simulation, SCPs, boundaries) ---------------------
+# The six denials of the documented training-account setup.
+TRAINING_SCP={"Version":"2012-10-17","Statement":[{"Sid":"TrainingGuardrails","Effect":"Deny","Action":[
+    "sqs:CreateQueue","events:PutRule","eks-auth:AssumeRoleForPodIdentity","ssm:GetParameter","kms:CreateKey","iam:CreateServiceLinkedRole"],"Resource":"*"}]}
+b=bundle("A training account whose SCPs deny sqs:CreateQueue, events:PutRule, eks-auth:AssumeRoleForPodIdentity, ssm:GetParameter, kms:CreateKey and iam:CreateServiceLinkedRole; Karpenter was installed anyway with IRSA and an al2023@latest alias, which needs ssm:GetParameter.")
+b["emulator"]={**default_emulator(b), "scps":[{"name":"training-guardrails","document":TRAINING_SCP}]}
+write("scp-training-account", b, ["KD2101"])
+
+pre={"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:00:00Z",
+  "description":"Before installing Karpenter 1.8.1 into the training account (same six SCP denials), as the PlatformAdmin role that may do anything its SCPs allow: `karpdoctor pre-install` prints what each blocked action disables and the configuration that still works.",
+  "hints":{"cluster":"demo","region":"us-west-2","namespace":None,"kubeContext":None,"kubeContextCluster":None,"karpenterVersion":"1.8.1","preInstall":True},
+  "target":{"cluster":"demo","region":"us-west-2","account":"111122223333","karpenterVersion":"1.8.1","awsIdentity":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"},
+  "facts":[
+    {"fact":"callerIdentity","value":{"account":"111122223333","arn":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"}},
+    {"fact":{"iamRole":{"name":"PlatformAdmin"}},"value":{"name":"PlatformAdmin","arn":"arn:aws:iam::111122223333:role/admins/PlatformAdmin","path":"/admins/","trustPolicy":json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:root"},"Action":"sts:AssumeRole"}]}),"permissionsBoundaryArn":None}},
+    {"fact":{"eksCluster":{"name":"demo"}},"value":{"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718","clusterSecurityGroupId":"sg-0c1d2e3f405162738"}}],
+  "emulator":{"assumeRole":{"roleArn":"arn:aws:iam::111122223333:role/admins/PlatformAdmin","session":"alice"},
+              "rolePolicies":[{"role":"PlatformAdmin","name":"admin","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}}],
+              "scps":[{"name":"training-guardrails","document":TRAINING_SCP}]}}
+write("scp-training-account-pre-install", pre, ["KD2201"])
+
+b=bundle("The controller role was given the policy of a copied install guide: ec2:*, iam:* and sqs:* on every resource, plus the few other actions Karpenter uses. Everything works, and the controller could also create IAM users or delete VPCs.")
+b["emulator"]={"rolePolicies":[{"role":"KarpenterController-demo","name":"karpenter-wide","document":{"Version":"2012-10-17","Statement":[
+    {"Effect":"Allow","Action":["ec2:*","iam:*","sqs:*","eks:DescribeCluster","ssm:GetParameter","pricing:GetProducts"],"Resource":"*"}]}}]}
+write("controller-policy-overbroad", b, ["KD2104"], exit_code=0)
+
+b=bundle("The controller was upgraded to 1.8.1 but its role still carries the 1.6 controller policy: iam:ListInstanceProfiles (needed since 1.7) is not granted.")
+b["emulator"]={"rolePolicies":[{"role":"KarpenterController-demo","name":"karpenter-controller","reference":{"version":"1.6.3"}}]}
+write("controller-policy-outdated", b, ["KD2102"])
+
+BOUNDARY="arn:aws:iam::111122223333:policy/ec2-only-boundary"
+b=bundle("The controller role has the full 1.8.1 policy but a permissions boundary that only allows ec2:* and iam:PassRole: SSM, SQS, EKS, pricing and instance-profile calls are denied by the boundary.",
+    overrides=[({"iamRole":{"name":"KarpenterController-demo"}}, {"value":{"name":"KarpenterController-demo","arn":ROLE_ARN,"path":"/","trustPolicy":irsa_trust(),"permissionsBoundaryArn":BOUNDARY}})])
+b["emulator"]={**default_emulator(b), "boundaries":[{"name":"ec2-only-boundary","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:*","iam:PassRole"],"Resource":"*"}]}}]}
+write("controller-boundary-blocks", b, ["KD2103"])
+
+b=pi_bundle("EKS Pod Identity is wired correctly, but an SCP denies eks-auth:AssumeRoleForPodIdentity to every role of the account: neither the node group's role nor the Karpenter node role (one replica runs on a Karpenter node) lets the agent fetch the controller's credentials.", karpenter_node=NODE_B)
+b["emulator"]["scps"]=[{"name":"no-pod-identity","document":{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"eks-auth:AssumeRoleForPodIdentity","Resource":"*"}]}}]
+write("pod-identity-blocked-by-scp", b, ["KD2007"])

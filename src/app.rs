@@ -14,7 +14,7 @@ use crate::bundle::Bundle;
 use crate::check::CheckInfo;
 use crate::cli::{
     CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, PermissionsArgs,
-    PermissionsOutput, ReportArgs, TargetArgs,
+    PermissionsOutput, PreInstallArgs, ReferencePolicyArgs, ReportArgs, TargetArgs,
 };
 use crate::context::Context;
 use crate::engine::{self, RunOptions};
@@ -34,6 +34,8 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::List(args)) => list(&args),
         Some(Command::Explain(args)) => explain(&args),
         Some(Command::Permissions(args)) => permissions(&args),
+        Some(Command::ReferencePolicy(args)) => reference_policy(&args),
+        Some(Command::PreInstall(args)) => pre_install(args).await,
         Some(Command::Demo(report)) => {
             run_checks(Source::Demo, &TargetArgs::default(), &report).await
         }
@@ -55,6 +57,100 @@ async fn check(args: CheckArgs) -> Result<u8, Error> {
         None => Source::Live,
     };
     run_checks(source, &args.target, &args.report).await
+}
+
+async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
+    if let Some(v) = &args.karpenter_version
+        && crate::iam::reference::Version::parse(v).is_none()
+    {
+        return Err(Error::Usage {
+            message: format!("--karpenter-version {v:?} is not a release like 1.8.1"),
+        });
+    }
+    let source = match &args.target.replay {
+        Some(path) => Source::Replay(Box::new(Bundle::read(path)?)),
+        None => {
+            if args.target.cluster.is_none() {
+                return Err(Error::Usage {
+                    message: "pre-install needs --cluster (the EKS cluster Karpenter will run in)"
+                        .to_string(),
+                });
+            }
+            Source::Live
+        }
+    };
+    let target = TargetArgs {
+        pre_install: true,
+        karpenter_version: args.karpenter_version.clone(),
+        ..args.target
+    };
+    run_checks(source, &target, &args.report).await
+}
+
+/// `reference-policy`: the controller policy document of a release, offline.
+fn reference_policy(args: &ReferencePolicyArgs) -> Result<u8, Error> {
+    use crate::iam::reference::{self, Version};
+    let version = match &args.karpenter_version {
+        Some(v) => Version::parse(v).ok_or_else(|| Error::Usage {
+            message: format!("--karpenter-version {v:?} is not a release like 1.8.1"),
+        })?,
+        None => reference::newest().ok_or_else(|| Error::Internal {
+            message: "the reference policy data is unreadable".to_string(),
+        })?,
+    };
+    let version = match reference::coverage(version) {
+        Some(reference::Coverage::Older { minimum }) => {
+            return Err(Error::Usage {
+                message: format!("karpdoctor's reference data starts at Karpenter {minimum}"),
+            });
+        }
+        Some(reference::Coverage::Newer { used }) => {
+            eprintln!("karpdoctor: the reference data ends at {used}; printing its policy");
+            used
+        }
+        _ => version,
+    };
+    if !args.account.chars().all(|c| c.is_ascii_digit()) || args.account.len() != 12 {
+        return Err(Error::Usage {
+            message: format!("--account {:?} is not a 12-digit account id", args.account),
+        });
+    }
+    let arn = format!(
+        "arn:{}:eks:{}:{}:cluster/{}",
+        args.partition, args.region, args.account, args.cluster
+    );
+    let Some(parsed) = crate::arn::Arn::parse(&arn) else {
+        return Err(Error::Usage {
+            message: format!("cannot form a cluster ARN from {arn}"),
+        });
+    };
+    let mut vars = crate::checks::identity::grants::base_vars(&parsed, &args.cluster, &arn);
+    let queue = args
+        .interruption_queue
+        .clone()
+        .unwrap_or_else(|| args.cluster.clone());
+    vars.insert(
+        "queueArn".into(),
+        format!(
+            "arn:{}:sqs:{}:{}:{queue}",
+            args.partition, args.region, args.account
+        ),
+    );
+    vars.insert(
+        "nodeRoleArn".into(),
+        args.node_role_arn.clone().unwrap_or_else(|| {
+            format!(
+                "arn:{}:iam::{}:role/KarpenterNodeRole-{}",
+                args.partition, args.account, args.cluster
+            )
+        }),
+    );
+    let doc = reference::policy_document(version, &vars);
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Internal {
+        message: e.to_string(),
+    })?;
+    print(&format!("{text}\n"))?;
+    Ok(EXIT_OK)
 }
 
 pub enum Source {
@@ -186,6 +282,8 @@ pub async fn execute(
         namespace: target_args.namespace.clone(),
         kube_context: None,
         kube_context_cluster: None,
+        karpenter_version: target_args.karpenter_version.clone(),
+        pre_install: target_args.pre_install,
     };
     let (backend, hints, mode) = match source {
         Source::Demo => {
@@ -214,6 +312,7 @@ pub async fn execute(
                     profile: target_args.profile.clone(),
                     region: target_args.region.clone(),
                     request_timeout: args.check_timeout.min(args.timeout),
+                    kube_optional: target_args.pre_install,
                 },
                 log.clone(),
             )
@@ -234,6 +333,18 @@ pub async fn execute(
             (Backend::Live(Box::new(live)), hints, "live")
         }
     };
+    // `pre-install` runs only the checks about the installer; a normal run never runs them.
+    let checks: Vec<&'static CheckInfo> = checks
+        .iter()
+        .copied()
+        .filter(|c| (c.category == crate::check::Category::PreInstall) == hints.pre_install)
+        .collect();
+    if checks.is_empty() {
+        return Err(Error::Usage {
+            message: "--only and --skip leave no check to run".to_string(),
+        });
+    }
+    let checks = checks.as_slice();
     let ctx = Arc::new(Context::new(backend, hints, target_args.record.is_some()));
 
     let needs_aws = checks.iter().any(|c| {
@@ -243,11 +354,18 @@ pub async fn execute(
                 .any(|op| matches!(op, crate::facts::ApiOp::Aws { .. }))
         })
     });
+    let needs_kube = checks.iter().any(|c| {
+        c.needs.iter().any(|k| {
+            k.operations()
+                .iter()
+                .any(|op| matches!(op, crate::facts::ApiOp::Kube { .. }))
+        })
+    });
     let (target, notes) = within(
         deadline,
         args.timeout,
         "connecting to the Kubernetes API server",
-        resolve_target(&ctx, needs_aws),
+        resolve_target(&ctx, needs_aws, needs_kube),
     )
     .await??;
     ctx.set_target(target.clone());
@@ -340,6 +458,43 @@ async fn self_check(
     denied
 }
 
+/// The target of a run that needs no Kubernetes API (`pre-install`): the cluster and region
+/// come from the flags (or the bundle), the account from the caller identity.
+async fn resolve_aws_target(
+    ctx: &Context,
+    hints: &Hints,
+    mut notes: Vec<String>,
+) -> Result<(Target, Vec<String>), Error> {
+    let region = hints.region.clone();
+    if region.is_none() {
+        return Err(Error::Usage {
+            message:
+                "cannot tell which AWS region the cluster is in: pass --region or set AWS_REGION"
+                    .to_string(),
+        });
+    }
+    if let Backend::Live(live) = ctx.backend() {
+        live.set_region(region.clone());
+    }
+    let mut target = Target {
+        cluster: hints.cluster.clone(),
+        region,
+        karpenter_version: hints.karpenter_version.clone(),
+        ..Target::default()
+    };
+    match ctx.caller_identity().await {
+        Ok(id) => {
+            target.account = Some(id.account.clone());
+            target.aws_identity = Some(id.arn.clone());
+        }
+        Err(FactError::NoCredentials { message }) => {
+            return Err(Error::NoAwsCredentials { reason: message });
+        }
+        Err(e) => notes.push(format!("AWS identity: {e}")),
+    }
+    Ok((target, notes))
+}
+
 /// Flags win over what a bundle recorded.
 fn merge(flags: Hints, recorded: Hints) -> Hints {
     Hints {
@@ -348,6 +503,8 @@ fn merge(flags: Hints, recorded: Hints) -> Hints {
         namespace: flags.namespace.or(recorded.namespace),
         kube_context: recorded.kube_context,
         kube_context_cluster: recorded.kube_context_cluster,
+        karpenter_version: flags.karpenter_version.or(recorded.karpenter_version),
+        pre_install: flags.pre_install || recorded.pre_install,
     }
 }
 
@@ -368,9 +525,16 @@ async fn within<T>(
 /// Finds out what the run is about. Fails (exit 2) only when karpdoctor cannot work at all:
 /// the API server is unreachable, or AWS is needed and unusable. Everything else is a note
 /// and leaves the checks that depend on it `unknown`.
-async fn resolve_target(ctx: &Context, needs_aws: bool) -> Result<(Target, Vec<String>), Error> {
+async fn resolve_target(
+    ctx: &Context,
+    needs_aws: bool,
+    needs_kube: bool,
+) -> Result<(Target, Vec<String>), Error> {
     let mut notes = Vec::new();
     let hints = ctx.hints().clone();
+    if !needs_kube {
+        return resolve_aws_target(ctx, &hints, notes).await;
+    }
     let kube_version = match ctx.kube_version().await {
         Ok(v) => Some(v),
         Err(

@@ -45,6 +45,8 @@ pub enum Category {
     Install,
     /// KD2xxx
     Identity,
+    /// KD22xx: run by `karpdoctor pre-install` only, about the installer's own identity.
+    PreInstall,
     /// KD3xxx
     Nodeclass,
     /// KD4xxx
@@ -63,6 +65,7 @@ impl Category {
     pub const ALL: &'static [Category] = &[
         Category::Install,
         Category::Identity,
+        Category::PreInstall,
         Category::Nodeclass,
         Category::Nodepool,
         Category::NodeJoin,
@@ -76,6 +79,7 @@ impl Category {
         match self {
             Category::Install => "install",
             Category::Identity => "identity",
+            Category::PreInstall => "pre-install",
             Category::Nodeclass => "nodeclass",
             Category::Nodepool => "nodepool",
             Category::NodeJoin => "node-join",
@@ -90,6 +94,7 @@ impl Category {
         match self {
             Category::Install => "Controller install",
             Category::Identity => "Controller identity and permissions",
+            Category::PreInstall => "Before installing: the installer's permissions",
             Category::Nodeclass => "EC2NodeClass",
             Category::Nodepool => "NodePool and capacity",
             Category::NodeJoin => "Node join",
@@ -103,7 +108,7 @@ impl Category {
     pub fn code_range(self) -> char {
         match self {
             Category::Install => '1',
-            Category::Identity => '2',
+            Category::Identity | Category::PreInstall => '2',
             Category::Nodeclass => '3',
             Category::Nodepool => '4',
             Category::NodeJoin => '5',

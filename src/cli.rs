@@ -53,6 +53,50 @@ pub enum Command {
     /// Print the least-privilege permissions the selected checks need: a summary (text), the
     /// IAM policy (json) or the Kubernetes ClusterRole (yaml).
     Permissions(PermissionsArgs),
+    /// Before installing Karpenter: may your AWS identity (and the account's SCPs) do what an
+    /// install needs? Prints what each blocked action disables and the configuration that
+    /// works around it. Needs AWS credentials and --cluster/--region; no Kubernetes access.
+    #[command(after_help = AFTER_HELP)]
+    PreInstall(PreInstallArgs),
+    /// Print the reference controller IAM policy of a Karpenter release (least privilege),
+    /// placeholders filled in for your cluster.
+    ReferencePolicy(ReferencePolicyArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct PreInstallArgs {
+    /// The Karpenter release you are about to install (default: the newest karpdoctor knows)
+    #[arg(long, value_name = "VERSION")]
+    pub karpenter_version: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReferencePolicyArgs {
+    /// Karpenter release (default: the newest karpdoctor knows)
+    #[arg(long, value_name = "VERSION")]
+    pub karpenter_version: Option<String>,
+    /// EKS cluster name
+    #[arg(long, value_name = "NAME")]
+    pub cluster: String,
+    /// AWS region of the cluster
+    #[arg(long, value_name = "REGION")]
+    pub region: String,
+    /// AWS account id of the cluster
+    #[arg(long, value_name = "ID")]
+    pub account: String,
+    /// AWS partition
+    #[arg(long, default_value = "aws", value_name = "PARTITION")]
+    pub partition: String,
+    /// The node role Karpenter passes to EC2 (default: KarpenterNodeRole-<cluster>)
+    #[arg(long, value_name = "ARN")]
+    pub node_role_arn: Option<String>,
+    /// The interruption queue name (default: the cluster name)
+    #[arg(long, value_name = "NAME")]
+    pub interruption_queue: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +154,11 @@ pub struct TargetArgs {
     /// Judge a recorded bundle offline instead of the live APIs
     #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub replay: Option<PathBuf>,
+    /// Set by `pre-install`, not a flag of its own.
+    #[arg(skip)]
+    pub pre_install: bool,
+    #[arg(skip)]
+    pub karpenter_version: Option<String>,
 }
 
 #[derive(Debug, Args)]

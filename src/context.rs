@@ -18,9 +18,10 @@ use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
 use crate::facts::{
-    AccessReview, CallerIdentity, EksAddon, EksCluster, FactError, FactKey, FactKind, IamRole,
-    KubeVersion, OidcProvider, PodIdentityAssociation,
+    AccessReview, CallerIdentity, ContextEntry, EksAddon, EksCluster, EksNodegroup, FactError,
+    FactKey, FactKind, IamRole, KubeVersion, OidcProvider, PodIdentityAssociation,
 };
+use crate::iam::simulation::{RawResult, Row};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
 use crate::target::{Hints, Target};
 
@@ -176,6 +177,10 @@ impl Context {
             FactKey::OidcProviders => self.oidc_providers().await.map(drop),
             FactKey::Node { name } => self.node(&name).await.map(drop),
             FactKey::EksAddon { cluster, name } => self.eks_addon(&cluster, &name).await.map(drop),
+            FactKey::EksNodegroup { cluster, name } => {
+                self.eks_nodegroup(&cluster, &name).await.map(drop)
+            }
+            key @ FactKey::Simulation { .. } => self.get::<Vec<RawResult>>(key).await.map(drop),
             key @ FactKey::PodIdentityAssociations { .. } => {
                 self.get::<Vec<PodIdentityAssociation>>(key).await.map(drop)
             }
@@ -294,6 +299,37 @@ impl Context {
         .await
     }
 
+    pub async fn eks_nodegroup(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Result<Arc<Option<EksNodegroup>>, FactError> {
+        self.get(FactKey::EksNodegroup {
+            cluster: cluster.to_string(),
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    /// `iam:SimulatePrincipalPolicy` of `principal`, as rows (one per action and resource).
+    pub async fn simulate(
+        &self,
+        principal: &str,
+        actions: &[String],
+        resources: &[String],
+        context: &[ContextEntry],
+    ) -> Result<Vec<Row>, FactError> {
+        let raw: Arc<Vec<RawResult>> = self
+            .get(FactKey::Simulation {
+                principal: principal.to_string(),
+                actions: actions.to_vec(),
+                resources: resources.to_vec(),
+                context: context.to_vec(),
+            })
+            .await?;
+        Ok(crate::iam::simulation::normalise(&raw))
+    }
+
     pub async fn oidc_providers(&self) -> Result<Arc<Vec<OidcProvider>>, FactError> {
         self.get(FactKey::OidcProviders).await
     }
@@ -359,6 +395,22 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Ok(())
         }
         FactKind::EksAddon => fail("expected an add-on with a name"),
+        FactKind::EksNodegroup
+            if value.is_null() || value.get("nodeRole").is_some_and(Value::is_string) =>
+        {
+            Ok(())
+        }
+        FactKind::EksNodegroup => fail("expected a node group with a node role"),
+        FactKind::Simulation => match value.as_array() {
+            Some(items)
+                if items
+                    .iter()
+                    .all(|i| i.get("action").is_some_and(Value::is_string)) =>
+            {
+                Ok(())
+            }
+            _ => fail("expected a list of evaluation results with actions"),
+        },
         FactKind::IamRole if value.is_null() || value.get("arn").is_some_and(Value::is_string) => {
             Ok(())
         }

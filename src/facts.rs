@@ -53,6 +53,17 @@ pub enum FactKey {
         namespace: String,
         service_account: String,
     },
+    /// `eks:DescribeNodegroup`; absent is `null`.
+    EksNodegroup { cluster: String, name: String },
+    /// `iam:SimulatePrincipalPolicy`: may `principal` do `actions` on `resources` given
+    /// `context`? One batched request, paged with `Marker`; the value is the raw results
+    /// (`iam::simulation::RawResult`), read with `iam::simulation::normalise`.
+    Simulation {
+        principal: String,
+        actions: Vec<String>,
+        resources: Vec<String>,
+        context: Vec<ContextEntry>,
+    },
     /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
     AccessReview {
         verb: String,
@@ -82,6 +93,19 @@ pub enum FactKind {
     OidcProviders,
     Node,
     EksAddon,
+    EksNodegroup,
+    Simulation,
+}
+
+/// One IAM simulation context entry (`ContextEntry`): a key, its type as IAM spells it
+/// (`string`, `stringList`, `boolean`, …) and its values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEntry {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub values: Vec<String>,
 }
 
 /// One API operation karpdoctor may issue. Kubernetes operations are a verb on a resource;
@@ -156,6 +180,8 @@ impl FactKind {
         FactKind::OidcProviders,
         FactKind::Node,
         FactKind::EksAddon,
+        FactKind::EksNodegroup,
+        FactKind::Simulation,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -196,6 +222,8 @@ impl FactKind {
             ],
             FactKind::Node => ops![kube("get", "", "nodes")],
             FactKind::EksAddon => ops![aws("eks", "DescribeAddon")],
+            FactKind::EksNodegroup => ops![aws("eks", "DescribeNodegroup")],
+            FactKind::Simulation => ops![aws("iam", "SimulatePrincipalPolicy")],
         }
     }
 
@@ -217,7 +245,9 @@ impl FactKind {
             | FactKind::IamRole
             | FactKind::PodIdentityAssociations
             | FactKind::Node
-            | FactKind::EksAddon => None,
+            | FactKind::EksAddon
+            | FactKind::EksNodegroup
+            | FactKind::Simulation => None,
         }
     }
 }
@@ -241,6 +271,8 @@ impl FactKey {
             FactKey::OidcProviders => FactKind::OidcProviders,
             FactKey::Node { .. } => FactKind::Node,
             FactKey::EksAddon { .. } => FactKind::EksAddon,
+            FactKey::EksNodegroup { .. } => FactKind::EksNodegroup,
+            FactKey::Simulation { .. } => FactKind::Simulation,
         }
     }
 }
@@ -272,6 +304,16 @@ impl fmt::Display for FactKey {
             FactKey::OidcProviders => f.write_str("IAM OIDC providers"),
             FactKey::Node { name } => write!(f, "Node {name}"),
             FactKey::EksAddon { cluster, name } => write!(f, "EKS add-on {name} of {cluster}"),
+            FactKey::EksNodegroup { cluster, name } => {
+                write!(f, "EKS node group {name} of {cluster}")
+            }
+            FactKey::Simulation {
+                principal, actions, ..
+            } => write!(
+                f,
+                "IAM simulation of {} action(s) for {principal}",
+                actions.len()
+            ),
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
@@ -391,6 +433,15 @@ pub struct IamRole {
     /// As IAM returns it (URL-encoded); read with `iam::policy::PolicyDocument::parse`.
     pub trust_policy: String,
     pub permissions_boundary_arn: Option<String>,
+}
+
+/// The parts of `eks:DescribeNodegroup` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksNodegroup {
+    pub name: String,
+    pub node_role: String,
+    pub status: String,
 }
 
 /// The parts of `eks:DescribeAddon` karpdoctor reads.

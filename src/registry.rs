@@ -2,7 +2,7 @@
 //! docs index all derive from [`CHECKS`]; nothing keeps a second list.
 
 use crate::check::{Category, CheckInfo};
-use crate::checks::{identity, install, nodepool};
+use crate::checks::{identity, install, nodepool, preinstall};
 
 /// Every active check. Keep sorted by code (a test enforces it).
 pub static CHECKS: &[&CheckInfo] = &[
@@ -14,7 +14,13 @@ pub static CHECKS: &[&CheckInfo] = &[
     &identity::irsa_role_invalid::IRSA_ROLE_INVALID,
     &identity::pod_identity_misconfigured::POD_IDENTITY_MISCONFIGURED,
     &identity::controller_pods_predate_identity::CONTROLLER_PODS_PREDATE_IDENTITY,
+    &identity::pod_identity_blocked_by_scp::POD_IDENTITY_BLOCKED_BY_SCP,
     &identity::both_irsa_and_pod_identity::BOTH_IRSA_AND_POD_IDENTITY,
+    &identity::controller_action_blocked_by_scp::CONTROLLER_ACTION_BLOCKED_BY_SCP,
+    &identity::controller_permission_missing::CONTROLLER_PERMISSION_MISSING,
+    &identity::controller_permission_boundary_blocks::CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
+    &identity::controller_policy_overbroad::CONTROLLER_POLICY_OVERBROAD,
+    &preinstall::install_action_blocked_by_scp::INSTALL_ACTION_BLOCKED_BY_SCP,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
 ];
 

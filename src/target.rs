@@ -21,6 +21,12 @@ pub struct Hints {
     /// The `cluster` entry the kube context points at (an EKS ARN for `aws eks
     /// update-kubeconfig`, `<name>.<region>.eksctl.io` for eksctl).
     pub kube_context_cluster: Option<String>,
+    /// `pre-install --karpenter-version`: the release about to be installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub karpenter_version: Option<String>,
+    /// The run was `karpdoctor pre-install` (a replay of its bundle runs the same checks).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pre_install: bool,
 }
 
 /// The resolved target, shown in every report header and in JSON `target`.

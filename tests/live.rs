@@ -39,20 +39,20 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
         let kc = kubeconfig.display().to_string();
         let rec = recorded.display().to_string();
 
-        let live = tokio::task::block_in_place(|| {
-            karpdoctor(
-                &[
-                    "--region",
-                    "us-west-2",
-                    "-o",
-                    "json",
-                    "-v",
-                    "--record",
-                    &rec,
-                ],
-                &live_env(&kc, &emulator.url),
-            )
-        });
+        let mut args = mode_args(&bundle);
+        args.extend([
+            "--region",
+            "us-west-2",
+            "-o",
+            "json",
+            "-v",
+            "--record",
+            &rec,
+        ]);
+        let caller = caller_env(&emulator.url, &bundle).await;
+        let mut env = live_env(&kc, &emulator.url);
+        env.extend(caller.iter().map(|(k, v)| (*k, v.as_str())));
+        let live = tokio::task::block_in_place(|| karpdoctor(&args, &env));
         let replay = karpdoctor(
             &[
                 "--replay",
@@ -100,6 +100,12 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
         for op in live_json["stats"]["operations"].as_object().unwrap().keys() {
             operations.insert(op.clone());
         }
+        // Simulations are batched per resources and context, never one call per action: a
+        // release's ~40 actions over ~100 resources take about 20 requests.
+        let simulations = live_json["stats"]["operations"]["iam:SimulatePrincipalPolicy"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(simulations <= 25, "{name}: {simulations} simulation calls");
         // Nothing but reads (and access reviews, which store nothing) reached the API server.
         assert!(
             server.seen().iter().all(|s| s.method == "GET"
@@ -164,11 +170,29 @@ async fn forbidden_resources_and_missing_aws_access_make_checks_unknown_not_fail
         .unwrap();
     assert_eq!(kd4001["status"], "unknown");
     assert_eq!(kd4001["missingPermission"], "list nodepools.karpenter.sh");
-    // The other checks still conclude, and the exit code follows the contract (0: no finding).
+    // Exactly the checks that need NodePools are unknown; the others still conclude, and the
+    // exit code follows the contract (0: no finding).
+    let needing: BTreeSet<String> = karpdoctor::registry::CHECKS
+        .iter()
+        .filter(|c| c.needs.contains(&karpdoctor::facts::FactKind::NodePools))
+        .map(|c| c.code.to_string())
+        .collect();
+    let unknown: BTreeSet<String> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "unknown")
+        .map(|c| c["code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        unknown, needing,
+        "only the checks that need NodePools are unknown"
+    );
     assert_eq!(
         report["summary"]["pass"].as_u64(),
-        report["summary"]["checks"].as_u64().map(|n| n - 1),
-        "only the check that needs the forbidden resource is unknown"
+        report["summary"]["checks"]
+            .as_u64()
+            .map(|n| n - needing.len() as u64),
     );
     assert_eq!(out.status.code(), Some(0));
 }
@@ -378,6 +402,71 @@ async fn access_denied_and_throttling_of_karpdoctors_own_calls_are_handled() {
         3,
         "two throttled attempts and one success"
     );
+}
+
+/// `pre-install --cluster …` for a bundle recorded by `pre-install`, nothing otherwise.
+fn mode_args(bundle: &serde_json::Value) -> Vec<&str> {
+    if bundle["hints"]["preInstall"] == true {
+        let mut args = vec![
+            "pre-install",
+            "--cluster",
+            bundle["hints"]["cluster"].as_str().unwrap(),
+        ];
+        if let Some(v) = bundle["hints"]["karpenterVersion"].as_str() {
+            args.extend(["--karpenter-version", v]);
+        }
+        args
+    } else {
+        Vec::new()
+    }
+}
+
+/// Not a test: regenerates `fixtures/*/simulations.json`, the IAM simulation results of each
+/// scenario, by running karpdoctor live against the emulator seeded from the bundle's
+/// `emulator` section (policies, boundaries, SCPs). Run through `scripts/record-simulations`,
+/// which then rebuilds the bundles; the live test above proves the result replays the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "regenerates fixtures; run scripts/record-simulations"]
+async fn record_simulations() {
+    let emulator = Emulator::start();
+    let dir = scratch("record-simulations");
+    for name in fixture_names() {
+        let bundle = read_json(&fixture_bundle(&name));
+        seed_aws(&emulator.url, &bundle).await;
+        let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
+            .await
+            .expect("test API server");
+        let kubeconfig = dir.join(format!("{name}.kubeconfig"));
+        std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+        let rec = dir.join(format!("{name}.json")).display().to_string();
+        let kc = kubeconfig.display().to_string();
+        let mut args = mode_args(&bundle);
+        args.extend(["--region", "us-west-2", "-o", "json", "--record", &rec]);
+        let caller = caller_env(&emulator.url, &bundle).await;
+        let mut env = live_env(&kc, &emulator.url);
+        env.extend(caller.iter().map(|(k, v)| (*k, v.as_str())));
+        let out = tokio::task::block_in_place(|| karpdoctor(&args, &env));
+        assert!(
+            out.status.code().is_some_and(|c| c < 2),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let recorded = read_json(std::path::Path::new(&rec));
+        let sims: Vec<serde_json::Value> = recorded["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["fact"].get("simulation").is_some())
+            .cloned()
+            .collect();
+        let out = root().join("fixtures").join(&name).join("simulations.json");
+        if sims.is_empty() {
+            let _ = std::fs::remove_file(&out);
+        } else {
+            let text = serde_json::to_string_pretty(&sims).unwrap();
+            std::fs::write(&out, format!("{text}\n")).unwrap();
+        }
+    }
 }
 
 fn run_live(

@@ -32,6 +32,9 @@ pub struct LiveOptions {
     pub region: Option<String>,
     /// Bound for one API request (the per-check timeout).
     pub request_timeout: Duration,
+    /// Run without a Kubernetes API when no kubeconfig can be read (`pre-install`): kube
+    /// facts then fail as unreachable instead of the run failing to start.
+    pub kube_optional: bool,
 }
 
 /// What the kube side learned while connecting: shown in the header and used as hints.
@@ -49,7 +52,7 @@ struct AwsClients {
 }
 
 pub struct Live {
-    kube: kube::Client,
+    kube: Option<kube::Client>,
     pub kube_target: KubeTarget,
     options: LiveOptions,
     region: Mutex<Option<String>>,
@@ -64,8 +67,11 @@ const PAGE_SIZE: u32 = 500;
 impl Live {
     /// Connects the kube side (reads the kubeconfig; no request is sent yet).
     pub async fn connect(options: LiveOptions, log: ApiLog) -> Result<Self, Error> {
-        let (config, kube_target) = kube_config(&options).await?;
-        let kube = guarded_kube_client(config, log.clone())?;
+        let (kube, kube_target) = match kube_config(&options).await {
+            Ok((config, target)) => (Some(guarded_kube_client(config, log.clone())?), target),
+            Err(_) if options.kube_optional => (None, KubeTarget::default()),
+            Err(e) => return Err(e),
+        };
         Ok(Live {
             kube,
             kube_target,
@@ -73,6 +79,13 @@ impl Live {
             options,
             aws: OnceCell::new(),
             log,
+        })
+    }
+
+    /// The Kubernetes client; absent only in runs that need no Kubernetes API.
+    fn kube(&self) -> Result<kube::Client, FactError> {
+        self.kube.clone().ok_or_else(|| FactError::Unreachable {
+            message: "no Kubernetes API configured (no kubeconfig could be read)".to_string(),
         })
     }
 
@@ -150,7 +163,7 @@ impl Live {
         match key {
             FactKey::KubeVersion => {
                 let info = self
-                    .kube
+                    .kube()?
                     .apiserver_version()
                     .await
                     .map_err(|e| kube_error("get /version", e))?;
@@ -201,7 +214,7 @@ impl Live {
                     },
                     ..SelfSubjectAccessReview::default()
                 };
-                let api: Api<SelfSubjectAccessReview> = Api::all(self.kube.clone());
+                let api: Api<SelfSubjectAccessReview> = Api::all(self.kube()?);
                 let answer = api
                     .create(&kube::api::PostParams::default(), &review)
                     .await
@@ -268,6 +281,68 @@ impl Live {
                     }),
                     None => Value::Null,
                 })
+            }
+            FactKey::EksNodegroup { cluster, name } => {
+                let res = self
+                    .aws()
+                    .await?
+                    .eks
+                    .describe_nodegroup()
+                    .cluster_name(cluster)
+                    .nodegroup_name(name)
+                    .send()
+                    .await;
+                let Some(out) = absent_as_none("eks:DescribeNodegroup", res, |e| {
+                    e.is_resource_not_found_exception()
+                })?
+                else {
+                    return Ok(Value::Null);
+                };
+                Ok(match out.nodegroup() {
+                    Some(n) => json!({
+                        "name": n.nodegroup_name().unwrap_or_default(),
+                        "nodeRole": n.node_role().unwrap_or_default(),
+                        "status": n.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
+                    }),
+                    None => Value::Null,
+                })
+            }
+            FactKey::Simulation {
+                principal,
+                actions,
+                resources,
+                context,
+            } => {
+                use aws_sdk_iam::types::{ContextEntry, ContextKeyTypeEnum};
+                let entries = context
+                    .iter()
+                    .map(|c| {
+                        ContextEntry::builder()
+                            .context_key_name(&c.key)
+                            .context_key_type(ContextKeyTypeEnum::from(c.kind.as_str()))
+                            .set_context_key_values(Some(c.values.clone()))
+                            .build()
+                    })
+                    .collect();
+                // One request for every action and resource: IAM pages the answer (Marker)
+                // rather than karpdoctor sending one call per action.
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .iam
+                    .simulate_principal_policy()
+                    .policy_source_arn(principal)
+                    .set_action_names(Some(actions.clone()))
+                    .set_resource_arns((!resources.is_empty()).then(|| resources.clone()))
+                    .set_context_entries(Some(entries))
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("iam:SimulatePrincipalPolicy", e))?;
+                    out.extend(raw_simulation_results(page.evaluation_results()));
+                }
+                to_value(out)
             }
             FactKey::OidcProviders => {
                 let iam = &self.aws().await?.iam;
@@ -397,7 +472,7 @@ impl Live {
         name: &str,
     ) -> Result<(k8s_openapi::api::core::v1::ConfigMap, Option<String>), String> {
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(self.kube.clone(), namespace);
+            Api::namespaced(self.kube().map_err(|e| e.to_string())?, namespace);
         match api.get_opt(name).await {
             Ok(Some(cm)) => {
                 let doc = cm
@@ -430,7 +505,7 @@ impl Live {
             .get_or_insert_with(Default::default)
             .insert(crate::history::DATA_KEY.to_string(), document);
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(self.kube.clone(), &namespace);
+            Api::namespaced(self.kube().map_err(|e| e.to_string())?, &namespace);
         api.replace(&name, &kube::api::PostParams::default(), &cm)
             .await
             .map(drop)
@@ -451,8 +526,8 @@ impl Live {
     ) -> Result<Value, FactError> {
         let ar = resource.api_resource();
         let api: Api<DynamicObject> = match namespace {
-            Some(ns) => Api::namespaced_with(self.kube.clone(), ns, &ar),
-            None => Api::all_with(self.kube.clone(), &ar),
+            Some(ns) => Api::namespaced_with(self.kube()?, ns, &ar),
+            None => Api::all_with(self.kube()?, &ar),
         };
         match api.get_opt(name).await {
             Ok(Some(mut obj)) => {
@@ -479,8 +554,8 @@ impl Live {
     ) -> Result<Vec<Value>, FactError> {
         let ar = resource.api_resource();
         let api: Api<DynamicObject> = match namespace {
-            Some(ns) => Api::namespaced_with(self.kube.clone(), ns, &ar),
-            None => Api::all_with(self.kube.clone(), &ar),
+            Some(ns) => Api::namespaced_with(self.kube()?, ns, &ar),
+            None => Api::all_with(self.kube()?, &ar),
         };
         let mut params = ListParams::default().limit(PAGE_SIZE);
         if let Some(sel) = label_selector {

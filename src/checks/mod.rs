@@ -4,3 +4,4 @@
 pub mod identity;
 pub mod install;
 pub mod nodepool;
+pub mod preinstall;

@@ -4,5 +4,6 @@
 
 pub mod features;
 pub mod policy;
+pub mod reference;
 pub mod simulation;
 pub mod trust;

@@ -131,6 +131,7 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         }
         create
             .name(v["name"].as_str().unwrap())
+            .set_version(v["version"].as_str().map(str::to_string))
             .role_arn(format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/eks-cluster"))
             .resources_vpc_config(
                 VpcConfigRequest::builder()
@@ -146,6 +147,16 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .await
             .unwrap();
     }
+    let emulator = &bundle["emulator"];
+    // Boundaries first: a role is created with its boundary.
+    for b in emulator["boundaries"].as_array().into_iter().flatten() {
+        iam.create_policy()
+            .policy_name(b["name"].as_str().unwrap())
+            .policy_document(b["document"].to_string())
+            .send()
+            .await
+            .unwrap();
+    }
     for f in of(&facts, "iamRole") {
         let v = &f["value"];
         iam.create_role()
@@ -154,6 +165,61 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .assume_role_policy_document(karpdoctor::iam::policy::decode(
                 v["trustPolicy"].as_str().unwrap_or("{}"),
             ))
+            .set_permissions_boundary(v["permissionsBoundaryArn"].as_str().map(str::to_string))
+            .send()
+            .await
+            .unwrap();
+    }
+    for r in emulator["roles"].as_array().into_iter().flatten() {
+        iam.create_role()
+            .role_name(r["name"].as_str().unwrap())
+            .assume_role_policy_document(r["trust"].to_string())
+            .send()
+            .await
+            .unwrap();
+    }
+    for p in emulator["rolePolicies"].as_array().into_iter().flatten() {
+        let document = match p.get("reference") {
+            Some(r) => reference_policy(r),
+            None => p["document"].clone(),
+        };
+        iam.put_role_policy()
+            .role_name(p["role"].as_str().unwrap())
+            .policy_name(p["name"].as_str().unwrap_or("karpenter"))
+            .policy_document(document.to_string())
+            .send()
+            .await
+            .unwrap();
+    }
+    if let Some(scps) = emulator["scps"].as_array() {
+        organizations(
+            url,
+            "CreateOrganization",
+            serde_json::json!({"FeatureSet": "ALL"}),
+        );
+        for scp in scps {
+            let created = organizations(
+                url,
+                "CreatePolicy",
+                serde_json::json!({
+                    "Name": scp["name"], "Description": scp["name"],
+                    "Type": "SERVICE_CONTROL_POLICY", "Content": scp["document"].to_string(),
+                }),
+            );
+            let id = created["Policy"]["PolicySummary"]["Id"].clone();
+            organizations(
+                url,
+                "AttachPolicy",
+                serde_json::json!({"PolicyId": id, "TargetId": FIXTURE_ACCOUNT}),
+            );
+        }
+    }
+    for f in of(&facts, "eksNodegroup") {
+        eks.create_nodegroup()
+            .cluster_name(f["fact"]["eksNodegroup"]["cluster"].as_str().unwrap())
+            .nodegroup_name(f["value"]["name"].as_str().unwrap())
+            .node_role(f["value"]["nodeRole"].as_str().unwrap())
+            .subnets("subnet-0a1b2c3d")
             .send()
             .await
             .unwrap();
@@ -198,6 +264,105 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                 .unwrap();
         }
     }
+}
+
+/// Credentials of the identity a bundle was recorded as, when its `emulator.assumeRole`
+/// names one (pre-install scenarios simulate the caller's own role): an STS session from the
+/// emulator, as `(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)` env pairs.
+pub async fn caller_env(url: &str, bundle: &serde_json::Value) -> Vec<(&'static str, String)> {
+    let Some(role) = bundle["emulator"]["assumeRole"].as_object() else {
+        return Vec::new();
+    };
+    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(aws_config::Region::new("us-west-2"))
+        .credentials_provider(aws_sdk_sts::config::Credentials::new(
+            "testing", "testing", None, None, "test",
+        ))
+        .load()
+        .await;
+    let out = aws_sdk_sts::Client::new(&conf)
+        .assume_role()
+        .role_arn(role["roleArn"].as_str().unwrap())
+        .role_session_name(role["session"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let c = out.credentials().unwrap();
+    vec![
+        ("AWS_ACCESS_KEY_ID", c.access_key_id().to_string()),
+        ("AWS_SECRET_ACCESS_KEY", c.secret_access_key().to_string()),
+        ("AWS_SESSION_TOKEN", c.session_token().to_string()),
+    ]
+}
+
+/// The reference controller policy a fixture's `emulator.rolePolicies[].reference` asks for:
+/// `{"version": "1.8.1", "omit": [Sids]}`, rendered by karpdoctor's own data for the fixture
+/// cluster (so a healthy fixture is healthy by the same definition the checks use).
+fn reference_policy(r: &serde_json::Value) -> serde_json::Value {
+    use karpdoctor::iam::reference::{Version, policy_document};
+    let version = Version::parse(r["version"].as_str().unwrap()).unwrap();
+    let vars: std::collections::BTreeMap<String, String> = [
+        ("partition", "aws".to_string()),
+        ("region", "us-west-2".to_string()),
+        ("account", FIXTURE_ACCOUNT.to_string()),
+        ("cluster", "demo".to_string()),
+        (
+            "clusterArn",
+            format!("arn:aws:eks:us-west-2:{FIXTURE_ACCOUNT}:cluster/demo"),
+        ),
+        (
+            "queueArn",
+            format!("arn:aws:sqs:us-west-2:{FIXTURE_ACCOUNT}:demo"),
+        ),
+        (
+            "nodeRoleArn",
+            format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/KarpenterNodeRole-demo"),
+        ),
+        ("ec2ServicePrincipal", "ec2.amazonaws.com".to_string()),
+        ("pricingRegion", "us-east-1".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let mut doc = policy_document(version, &vars);
+    let omit: Vec<&str> = r["omit"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str())
+        .collect();
+    doc["Statement"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| !omit.contains(&s["Sid"].as_str().unwrap_or_default()));
+    doc
+}
+
+/// One AWS Organizations call (JSON protocol) to the emulator; the tests need no
+/// Organizations SDK for the three calls that set up SCPs.
+fn organizations(url: &str, operation: &str, body: serde_json::Value) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://");
+    let body = body.to_string();
+    let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
+    write!(
+        stream,
+        "POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-amz-json-1.1\r\n\
+         X-Amz-Target: AWSOrganizationsV20161128.{operation}\r\n\
+         Authorization: AWS4-HMAC-SHA256 Credential=testing/20261123/us-east-1/organizations/aws4_request, SignedHeaders=host, Signature=0\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "{operation} failed: {answer}"
+    );
+    let json = answer.split("\r\n\r\n").nth(1).unwrap_or("{}");
+    serde_json::from_str(json).unwrap_or_default()
 }
 
 /// Runs the karpdoctor binary with a clean environment: no user kubeconfig, AWS profile or

@@ -1,0 +1,55 @@
+//! KD2101: an organization SCP denies an action the controller needs. No allow in the
+//! account overrides it, so the way out is an exception or a configuration that no longer
+//! needs the action; findings are grouped by the feature the actions break.
+
+use std::collections::BTreeMap;
+
+use super::grants::{self, Decided};
+use crate::check::prelude::*;
+use crate::iam::features;
+use crate::iam::simulation::Attribution;
+
+declare_check! {
+    pub static CONTROLLER_ACTION_BLOCKED_BY_SCP = {
+        code: "KD2101",
+        slug: "controller-action-blocked-by-scp",
+        title: "no action the controller needs is blocked by an organization SCP",
+        category: Identity,
+        severity: Error,
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, EksCluster, Ec2NodeClasses, NodePools, Simulation],
+        run: controller_action_blocked_by_scp,
+    }
+}
+
+async fn controller_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
+    let g = grants::controller_grants(cx).await?;
+    let mut by_feature: BTreeMap<&str, (features::Feature, Vec<&Decided>)> = BTreeMap::new();
+    for d in g.denied_by(Attribution::Scp) {
+        let f = features::of(&d.row.action);
+        by_feature.entry(f.id).or_insert((f, Vec::new())).1.push(d);
+    }
+    Ok(by_feature
+        .into_values()
+        .map(|(feature, rows)| {
+            let mut f = Finding::new(
+                g.object(),
+                format!(
+                    "blocked by an organization SCP (the statement is not visible to the simulator): {}",
+                    feature.breaks
+                ),
+            )
+            .evidence("feature", feature.id)
+            .evidence("blocked", grants::capped(grants::describe(&rows), 8))
+            .evidence("role", g.role.arn.clone())
+            .evidence("karpenterVersion", g.version.to_string())
+            .hint(format!("workaround: {}", feature.workaround));
+            if feature.id == features::PRICING.id {
+                f = f.severity(Severity::Info);
+            }
+            if let Some(note) = g.version_note() {
+                f = f.evidence("note", note);
+            }
+            f
+        })
+        .collect())
+}

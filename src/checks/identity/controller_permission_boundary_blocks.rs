@@ -1,0 +1,63 @@
+//! KD2103: the controller role's permissions boundary does not allow an action the
+//! controller needs, whatever the role's own policies grant.
+
+use std::collections::BTreeMap;
+
+use super::grants::{self, Decided};
+use crate::check::prelude::*;
+use crate::iam::features;
+use crate::iam::simulation::Attribution;
+
+declare_check! {
+    pub static CONTROLLER_PERMISSION_BOUNDARY_BLOCKS = {
+        code: "KD2103",
+        slug: "controller-permission-boundary-blocks",
+        title: "the controller role's permissions boundary allows what the controller needs",
+        category: Identity,
+        severity: Error,
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, EksCluster, Ec2NodeClasses, NodePools, Simulation],
+        run: controller_permission_boundary_blocks,
+    }
+}
+
+async fn controller_permission_boundary_blocks(cx: &CheckCx) -> CheckResult {
+    let g = grants::controller_grants(cx).await?;
+    let blocked: Vec<&Decided> = g.denied_by(Attribution::Boundary).collect();
+    if blocked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let boundary = g
+        .role
+        .permissions_boundary_arn
+        .clone()
+        .unwrap_or_else(|| "(the role's permissions boundary)".to_string());
+    let mut per_feature: BTreeMap<&str, Vec<&Decided>> = BTreeMap::new();
+    for d in &blocked {
+        per_feature
+            .entry(features::of(&d.row.action).id)
+            .or_default()
+            .push(d);
+    }
+    let breaks: Vec<String> = per_feature
+        .iter()
+        .map(|(id, rows)| format!("{id}: {}", grants::describe(rows).join("; ")))
+        .collect();
+    let mut f = Finding::new(
+        g.object(),
+        format!(
+            "the permissions boundary {boundary} does not allow {} action(s) the controller needs",
+            grants::describe(&blocked).len()
+        ),
+    )
+    .evidence("boundary", boundary.clone())
+    .evidence("blocked", grants::capped(breaks, 10))
+    .evidence("role", g.role.arn.clone())
+    .hint("add the actions to the boundary policy (a boundary only limits; the role's own policy still has to grant them), or attach a boundary that allows the reference policy")
+    .fix(format!(
+        "aws iam get-policy-version --policy-arn {boundary} --version-id $(aws iam get-policy --policy-arn {boundary} --query Policy.DefaultVersionId --output text)"
+    ));
+    if let Some(note) = g.version_note() {
+        f = f.evidence("note", note);
+    }
+    Ok(vec![f])
+}
