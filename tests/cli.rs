@@ -412,3 +412,103 @@ fn history_needs_a_live_run() {
     let bad = karpdoctor(&["--history", "secret/x"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn pre_install_needs_a_cluster_and_a_release_it_knows() {
+    assert_one_line_failure(
+        &karpdoctor(&["pre-install", "--region", "us-west-2"]),
+        "--cluster",
+    );
+    assert_one_line_failure(
+        &karpdoctor(&[
+            "pre-install",
+            "--cluster",
+            "demo",
+            "--karpenter-version",
+            "latest",
+        ]),
+        "--karpenter-version",
+    );
+}
+
+#[test]
+fn a_replayed_pre_install_bundle_runs_only_the_pre_install_checks() {
+    let o = karpdoctor(&[
+        "--replay",
+        &fixture("scp-training-account-pre-install"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let codes: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["KD2201"]);
+    // And a normal replay never runs it.
+    let o = karpdoctor(&["--replay", &fixture("healthy"), "-o", "json"]);
+    assert!(!stdout(&o).contains("KD2201"));
+}
+
+#[test]
+fn reference_policy_prints_a_filled_in_policy_and_rejects_bad_input() {
+    let o = karpdoctor(&[
+        "reference-policy",
+        "--karpenter-version",
+        "1.8.1",
+        "--cluster",
+        "prod",
+        "--region",
+        "eu-west-1",
+        "--account",
+        "111122223333",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let policy: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let text = policy.to_string();
+    // No placeholder is left unfilled: no `{` opens a name.
+    assert!(
+        !text
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'{' && w[1].is_ascii_alphabetic()),
+        "{text}"
+    );
+    assert!(text.contains("arn:aws:eks:eu-west-1:111122223333:cluster/prod"));
+    assert!(text.contains("arn:aws:iam::111122223333:role/KarpenterNodeRole-prod"));
+    assert!(
+        text.contains("iam:ListInstanceProfiles"),
+        "1.8.1 lists instance profiles"
+    );
+    let sids = policy["Statement"].as_array().unwrap().len();
+    assert!(sids > 10, "{sids} statements");
+    assert_one_line_failure(
+        &karpdoctor(&[
+            "reference-policy",
+            "--cluster",
+            "prod",
+            "--region",
+            "eu-west-1",
+            "--account",
+            "12",
+        ]),
+        "--account",
+    );
+    assert_one_line_failure(
+        &karpdoctor(&[
+            "reference-policy",
+            "--karpenter-version",
+            "0.20.0",
+            "--cluster",
+            "prod",
+            "--region",
+            "eu-west-1",
+            "--account",
+            "111122223333",
+        ]),
+        "0.37.7",
+    );
+}

@@ -189,6 +189,8 @@ fn header(out: &mut String, report: &Report, paint: &Paint) {
             second.push(format!("Karpenter {} in {}", one_line(v), one_line(ns)))
         }
         (None, Some(ns)) => second.push(format!("Karpenter in {}", one_line(ns))),
+        // Only `pre-install` knows a version without a controller: the one to be installed.
+        (Some(v), None) => second.push(format!("before installing Karpenter {}", one_line(v))),
         _ => second.push("Karpenter controller not found".to_string()),
     }
     if let Some(k) = &t.kubernetes_version {
