@@ -244,11 +244,23 @@ pre={"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:0
   "facts":[
     {"fact":"callerIdentity","value":{"account":"111122223333","arn":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"}},
     {"fact":{"iamRole":{"name":"PlatformAdmin"}},"value":{"name":"PlatformAdmin","arn":"arn:aws:iam::111122223333:role/admins/PlatformAdmin","path":"/admins/","trustPolicy":json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:root"},"Action":"sts:AssumeRole"}]}),"permissionsBoundaryArn":None}},
-    {"fact":{"eksCluster":{"name":"demo"}},"value":{"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718","clusterSecurityGroupId":"sg-0c1d2e3f405162738"}}],
+    {"fact":{"eksCluster":{"name":"demo"}},"value":{"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718","clusterSecurityGroupId":"sg-0c1d2e3f405162738"}},
+    {"fact":"oidcProviders","value":[PROVIDER]},
+    # Nobody has launched Spot here yet, and the SCP keeps anyone from creating the role.
+    {"fact":{"iamRole":{"name":"AWSServiceRoleForEC2Spot"}},"value":None}],
   "emulator":{"assumeRole":{"roleArn":"arn:aws:iam::111122223333:role/admins/PlatformAdmin","session":"alice"},
               "rolePolicies":[{"role":"PlatformAdmin","name":"admin","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}}],
               "scps":[{"name":"training-guardrails","document":TRAINING_SCP}]}}
-write("scp-training-account-pre-install", pre, ["KD2201"])
+import copy
+ready=copy.deepcopy(pre)  # before write(), which adds the recorded simulations to `pre`
+write("scp-training-account-pre-install", pre, ["KD2201","KD2202"])
+
+ready["description"]="Before installing Karpenter 1.8.1 into an account without restrictive SCPs, as an administrator: the cluster exists, its IAM OIDC provider too, and the Spot service-linked role was created earlier. Nothing to report."
+ready["facts"]=[f for f in ready["facts"] if f["fact"]!={"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}]
+ready["facts"].append({"fact":{"iamRole":{"name":"AWSServiceRoleForEC2Spot"}},"value":{"name":"AWSServiceRoleForEC2Spot","arn":"arn:aws:iam::111122223333:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot","path":"/aws-service-role/spot.amazonaws.com/","trustPolicy":json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"spot.amazonaws.com"},"Action":"sts:AssumeRole"}]}),"permissionsBoundaryArn":None}})
+ready["emulator"]={k:v for k,v in pre["emulator"].items() if k!="scps"}
+ready["emulator"]["serviceLinkedRoles"]=["spot.amazonaws.com"]
+write("pre-install-ready", ready, [])
 
 b=bundle("The controller role was given the policy of a copied install guide: ec2:*, iam:* and sqs:* on every resource, plus the few other actions Karpenter uses. Everything works, and the controller could also create IAM users or delete VPCs.")
 b["emulator"]={"rolePolicies":[{"role":"KarpenterController-demo","name":"karpenter-wide","document":{"Version":"2012-10-17","Statement":[

@@ -21,6 +21,7 @@ pub static CHECKS: &[&CheckInfo] = &[
     &identity::controller_permission_boundary_blocks::CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
     &identity::controller_policy_overbroad::CONTROLLER_POLICY_OVERBROAD,
     &preinstall::install_action_blocked_by_scp::INSTALL_ACTION_BLOCKED_BY_SCP,
+    &preinstall::install_prerequisites_missing::INSTALL_PREREQUISITES_MISSING,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
 ];
 

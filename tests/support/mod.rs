@@ -157,8 +157,26 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .await
             .unwrap();
     }
+    for service in emulator["serviceLinkedRoles"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        iam.create_service_linked_role()
+            .aws_service_name(service.as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
+    }
     for f in of(&facts, "iamRole") {
         let v = &f["value"];
+        // Service-linked roles are made above, the way AWS makes them.
+        if v["path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("/aws-service-role/"))
+        {
+            continue;
+        }
         iam.create_role()
             .role_name(v["name"].as_str().unwrap())
             .path(v["path"].as_str().unwrap_or("/"))

@@ -2,3 +2,4 @@
 //! identity and the account's SCPs, not about a running install.
 
 pub mod install_action_blocked_by_scp;
+pub mod install_prerequisites_missing;
