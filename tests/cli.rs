@@ -447,7 +447,10 @@ fn a_replayed_pre_install_bundle_runs_only_the_pre_install_checks() {
         .iter()
         .map(|c| c["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, ["KD2201"]);
+    assert!(
+        !codes.is_empty() && codes.iter().all(|c| c.starts_with("KD22")),
+        "{codes:?}"
+    );
     // And a normal replay never runs it.
     let o = karpdoctor(&["--replay", &fixture("healthy"), "-o", "json"]);
     assert!(!stdout(&o).contains("KD2201"));
