@@ -195,10 +195,11 @@ PI_TRUST=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Prin
 NODE_A="ip-192-168-12-34.us-west-2.compute.internal"
 NODE_B="ip-192-168-77-10.us-west-2.compute.internal"
 FARGATE="fargate-ip-192-168-101-5.us-west-2.compute.internal"
-def node(name, fargate=False, karpenter=False):
+def node(name, fargate=False, karpenter=False, self_managed=False):
     labels={"kubernetes.io/hostname":name,"kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"us-west-2a"}
     if fargate: labels["eks.amazonaws.com/compute-type"]="fargate"
     elif karpenter: labels.update({"karpenter.sh/nodepool":"default","karpenter.k8s.aws/ec2nodeclass":"default"})
+    elif self_managed: labels["alpha.eksctl.io/nodegroup-name"]="self-managed"
     else: labels["eks.amazonaws.com/nodegroup"]="system"
     return {"apiVersion":"v1","kind":"Node","metadata":{"name":name,"labels":labels},"status":{"conditions":[{"type":"Ready","status":"True"}]}}
 def agent(node_name, i):
@@ -206,7 +207,7 @@ def agent(node_name, i):
             "spec":{"nodeName":node_name,"hostNetwork":True,"containers":[{"name":"eks-pod-identity-agent","image":"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/eks-pod-identity-agent:0.1.29"}]},
             "status":{"phase":"Running"}}
 NODEGROUP_ROLE="arn:aws:iam::111122223333:role/eks-system-nodes"
-def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST, karpenter_node=None):
+def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST, karpenter_node=None, self_managed=False):
     nodes=[FARGATE] if fargate else [NODE_A, NODE_B]
     pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=PI_ENV, node=nodes[0]), pod("karpenter-6d9f7c8b5d-q9w4n", env=PI_ENV, node=nodes[-1])]
     extra=[({"iamRole":{"name":"KarpenterPodIdentity-demo"}}, {"value":{"name":"KarpenterPodIdentity-demo","arn":PI_ROLE,"path":"/","trustPolicy":trust,"permissionsBoundaryArn":None}})]
@@ -214,8 +215,8 @@ def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST, 
         extra.append(({"eksAddon":{"cluster":"demo","name":"eks-pod-identity-agent"}}, {"value":{"name":"eks-pod-identity-agent","status":addon,"version":"v1.3.4-eksbuild.1"} if addon else None}))
         extra.append(({"pods":{"namespace":"kube-system","labelSelector":"app.kubernetes.io/name=eks-pod-identity-agent"}}, {"value":[agent(n, i) for i, n in enumerate(nodes)] if agents else []}))
     for n in sorted(set(nodes)):
-        extra.append(({"node":{"name":n}}, {"value":node(n, fargate=fargate, karpenter=(n==karpenter_node))}))
-    if not fargate:
+        extra.append(({"node":{"name":n}}, {"value":node(n, fargate=fargate, karpenter=(n==karpenter_node), self_managed=self_managed)}))
+    if not fargate and not self_managed:
         extra.append(({"eksNodegroup":{"cluster":"demo","name":"system"}}, {"value":{"name":"system","nodeRole":NODEGROUP_ROLE,"status":"ACTIVE"}}))
     b=bundle(desc, annotation=None, pods=pods, overrides=extra,
              assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":PI_ROLE}])
@@ -280,3 +281,5 @@ write("controller-boundary-blocks", b, ["KD2103"])
 b=pi_bundle("EKS Pod Identity is wired correctly, but an SCP denies eks-auth:AssumeRoleForPodIdentity to every role of the account: neither the node group's role nor the Karpenter node role (one replica runs on a Karpenter node) lets the agent fetch the controller's credentials.", karpenter_node=NODE_B)
 b["emulator"]["scps"]=[{"name":"no-pod-identity","document":{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"eks-auth:AssumeRoleForPodIdentity","Resource":"*"}]}}]
 write("pod-identity-blocked-by-scp", b, ["KD2007"])
+
+write("pod-identity-self-managed-nodes", pi_bundle("Pod Identity on a self-managed node group (no EKS node group, not a Karpenter node): karpdoctor cannot tell which IAM role the agent calls eks-auth:AssumeRoleForPodIdentity with, so KD2007 cannot conclude and says why.", self_managed=True), [], unknown=["KD2007"])

@@ -88,19 +88,24 @@ pub fn reset_emulator(url: &str) {
     assert!(answer.starts_with("HTTP/1.1 200"), "reset failed: {answer}");
 }
 
-/// Recreates in the emulator the AWS state a bundle's facts describe (EKS cluster, IAM roles,
-/// Pod Identity associations), after wiping it, so a live run sees what the recording saw.
-pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
-    use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
-    reset_emulator(url);
-    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+/// SDK configuration for seeding the emulator (its default account's test credentials).
+async fn emulator_config(url: &str) -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
         .endpoint_url(url)
         .region(aws_config::Region::new("us-west-2"))
         .credentials_provider(aws_sdk_sts::config::Credentials::new(
             "testing", "testing", None, None, "test",
         ))
         .load()
-        .await;
+        .await
+}
+
+/// Recreates in the emulator the AWS state a bundle's facts describe (EKS cluster, IAM roles,
+/// Pod Identity associations), after wiping it, so a live run sees what the recording saw.
+pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
+    use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
+    reset_emulator(url);
+    let conf = emulator_config(url).await;
     let (eks, iam) = (
         aws_sdk_eks::Client::new(&conf),
         aws_sdk_iam::Client::new(&conf),
@@ -291,14 +296,7 @@ pub async fn caller_env(url: &str, bundle: &serde_json::Value) -> Vec<(&'static 
     let Some(role) = bundle["emulator"]["assumeRole"].as_object() else {
         return Vec::new();
     };
-    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(url)
-        .region(aws_config::Region::new("us-west-2"))
-        .credentials_provider(aws_sdk_sts::config::Credentials::new(
-            "testing", "testing", None, None, "test",
-        ))
-        .load()
-        .await;
+    let conf = emulator_config(url).await;
     let out = aws_sdk_sts::Client::new(&conf)
         .assume_role()
         .role_arn(role["roleArn"].as_str().unwrap())
@@ -320,29 +318,17 @@ pub async fn caller_env(url: &str, bundle: &serde_json::Value) -> Vec<(&'static 
 fn reference_policy(r: &serde_json::Value) -> serde_json::Value {
     use karpdoctor::iam::reference::{Version, policy_document};
     let version = Version::parse(r["version"].as_str().unwrap()).unwrap();
-    let vars: std::collections::BTreeMap<String, String> = [
-        ("partition", "aws".to_string()),
-        ("region", "us-west-2".to_string()),
-        ("account", FIXTURE_ACCOUNT.to_string()),
-        ("cluster", "demo".to_string()),
-        (
-            "clusterArn",
-            format!("arn:aws:eks:us-west-2:{FIXTURE_ACCOUNT}:cluster/demo"),
-        ),
-        (
-            "queueArn",
-            format!("arn:aws:sqs:us-west-2:{FIXTURE_ACCOUNT}:demo"),
-        ),
-        (
-            "nodeRoleArn",
-            format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/KarpenterNodeRole-demo"),
-        ),
-        ("ec2ServicePrincipal", "ec2.amazonaws.com".to_string()),
-        ("pricingRegion", "us-east-1".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let cluster = format!("arn:aws:eks:us-west-2:{FIXTURE_ACCOUNT}:cluster/demo");
+    let parsed = karpdoctor::arn::Arn::parse(&cluster).unwrap();
+    let mut vars = karpdoctor::checks::identity::grants::base_vars(&parsed, "demo", &cluster);
+    vars.insert(
+        "queueArn".into(),
+        format!("arn:aws:sqs:us-west-2:{FIXTURE_ACCOUNT}:demo"),
+    );
+    vars.insert(
+        "nodeRoleArn".into(),
+        format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/KarpenterNodeRole-demo"),
+    );
     let mut doc = policy_document(version, &vars);
     let omit: Vec<&str> = r["omit"]
         .as_array()

@@ -161,14 +161,7 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     for nc in nodeclasses.iter() {
         let mut input = nodeclass_input(nc, &nodepools, &vars, k8s.as_deref());
         if let Some(name) = nc.spec.get("role").and_then(Value::as_str) {
-            // The node role's ARN carries its path, which PassRole must match.
-            input.node_role_arn = Some(match cx.iam_role(name).await?.as_ref() {
-                Some(r) => r.arn.clone(),
-                None => format!(
-                    "arn:{}:iam::{}:role/{name}",
-                    cluster_arn.partition, cluster_arn.account
-                ),
-            });
+            input.node_role_arn = Some(role_arn(cx, name, &cluster_arn).await?);
         }
         inputs.push(input);
     }
@@ -204,6 +197,23 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         vars,
         probes,
         rows,
+    })
+}
+
+/// A role's ARN by name, path included (PassRole and the simulator match it exactly); for a
+/// role that does not exist (another check reports that), the path-less ARN in the cluster's
+/// account.
+pub async fn role_arn(
+    cx: &CheckCx,
+    name: &str,
+    cluster_arn: &Arn<'_>,
+) -> Result<String, FactError> {
+    Ok(match cx.iam_role(name).await?.as_ref() {
+        Some(r) => r.arn.clone(),
+        None => format!(
+            "arn:{}:iam::{}:role/{name}",
+            cluster_arn.partition, cluster_arn.account
+        ),
     })
 }
 

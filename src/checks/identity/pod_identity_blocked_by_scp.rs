@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::wiring;
+use super::{grants, wiring};
 use crate::arn::Arn;
 use crate::check::prelude::*;
 use crate::iam::simulation::{Attribution, attribute};
@@ -44,9 +44,16 @@ async fn pod_identity_blocked_by_scp(cx: &CheckCx) -> CheckResult {
         .collect();
     let mut findings = Vec::new();
     let mut checked = BTreeSet::new();
+    let mut unattributed = Vec::new();
     for name in &nodes {
-        let Some(role_arn) = node_role(cx, &w.cluster, &cluster.arn, name).await? else {
-            continue;
+        let role_arn = match node_role(cx, &w.cluster, &cluster.arn, name).await? {
+            NodeRole::Role(arn) => arn,
+            // Pod Identity does not run on Fargate at all: KD2005 says so.
+            NodeRole::Fargate => continue,
+            NodeRole::Unattributed => {
+                unattributed.push(name.clone());
+                continue;
+            }
         };
         // Several controller replicas usually share one node role: simulate it once.
         if !checked.insert(role_arn.clone()) {
@@ -80,50 +87,62 @@ async fn pod_identity_blocked_by_scp(cx: &CheckCx) -> CheckResult {
             );
         }
     }
+    // Nothing simulated is not a pass: say which node karpdoctor could not attribute.
+    if checked.is_empty() && !unattributed.is_empty() {
+        return Err(FactError::NotFound {
+            message: format!(
+                "cannot tell the IAM role of node {} (neither a managed node group nor a Karpenter node)",
+                unattributed.join(", ")
+            ),
+        });
+    }
     Ok(findings)
 }
 
+enum NodeRole {
+    Role(String),
+    Fargate,
+    /// Neither a managed node group nor a Karpenter node (a self-managed group, say).
+    Unattributed,
+}
+
 /// The IAM role a node runs with: its managed node group's `nodeRole`, or the `spec.role` of
-/// the EC2NodeClass that launched it. `None` for nodes karpdoctor cannot attribute (Fargate,
-/// self-managed groups), which are then not simulated.
+/// the EC2NodeClass that launched it.
 async fn node_role(
     cx: &CheckCx,
     cluster: &str,
     cluster_arn: &str,
     name: &str,
-) -> Result<Option<String>, FactError> {
+) -> Result<NodeRole, FactError> {
     let node = cx.node(name).await?;
-    let Some(labels) = node
+    let labels = node
         .as_ref()
         .as_ref()
-        .and_then(|n| n.metadata.labels.as_ref())
-    else {
-        return Ok(None);
-    };
+        .and_then(|n| n.metadata.labels.clone())
+        .unwrap_or_default();
+    if name.starts_with("fargate-")
+        || labels
+            .get("eks.amazonaws.com/compute-type")
+            .is_some_and(|t| t == "fargate")
+    {
+        return Ok(NodeRole::Fargate);
+    }
     if let Some(group) = labels.get("eks.amazonaws.com/nodegroup") {
         let ng = cx.eks_nodegroup(cluster, group).await?;
-        return Ok(ng.as_ref().as_ref().map(|n| n.node_role.clone()));
+        return Ok(match ng.as_ref() {
+            Some(n) => NodeRole::Role(n.node_role.clone()),
+            None => NodeRole::Unattributed,
+        });
     }
     if let Some(class) = labels.get("karpenter.k8s.aws/ec2nodeclass") {
         let classes = cx.ec2_nodeclasses().await?;
-        let Some(role) = classes
+        let role = classes
             .iter()
             .find(|c| c.name() == class)
-            .and_then(|c| c.spec.get("role").and_then(Value::as_str))
-        else {
-            return Ok(None);
-        };
-        return Ok(Some(match cx.iam_role(role).await?.as_ref() {
-            Some(r) => r.arn.clone(),
-            None => {
-                let arn = Arn::parse(cluster_arn);
-                format!(
-                    "arn:{}:iam::{}:role/{role}",
-                    arn.as_ref().map_or("aws", |a| a.partition),
-                    arn.as_ref().map_or("", |a| a.account)
-                )
-            }
-        }));
+            .and_then(|c| c.spec.get("role").and_then(Value::as_str));
+        if let (Some(role), Some(arn)) = (role, Arn::parse(cluster_arn)) {
+            return Ok(NodeRole::Role(grants::role_arn(cx, role, &arn).await?));
+        }
     }
-    Ok(None)
+    Ok(NodeRole::Unattributed)
 }
