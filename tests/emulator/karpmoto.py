@@ -16,7 +16,9 @@ import logging
 import os
 import re
 import sys
+import threading
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import lru_cache
 from urllib.parse import unquote
@@ -24,9 +26,19 @@ from urllib.parse import unquote
 # Must be set before moto builds its first IAM backend: karpdoctor reads AWS managed
 # policies such as AmazonEKSWorkerNodePolicy, which moto only knows with this flag.
 os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+# moto otherwise loads ~1,300 sample AMIs into every account and region. Some are "amazon"
+# owned with EKS-like names and would join the images a test seeds from a recording; each
+# also costs a volume and a snapshot per new backend.
+os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 
 from moto.core.responses import ActionResult, EmptyResult  # noqa: E402
 from moto.core.utils import utcnow  # noqa: E402
+from moto.ec2.exceptions import EC2ClientError  # noqa: E402
+from moto.ec2.models import amis as ec2_amis  # noqa: E402
+from moto.ec2.models import security_groups as ec2_security_groups  # noqa: E402
+from moto.ec2.models import subnets as ec2_subnets  # noqa: E402
+from moto.ec2.models import vpcs as ec2_vpcs  # noqa: E402
+from moto.ec2.responses.amis import AmisResponse  # noqa: E402
 from moto.eks import models as eks_models  # noqa: E402
 from moto.eks import urls as eks_urls  # noqa: E402
 from moto.eks.exceptions import (  # noqa: E402
@@ -743,6 +755,170 @@ def put_parameter(self, name, *args, **kwargs):
 
 
 # ---------------------------------------------------------------------------
+# EC2: pinned resource ids (karpmoto:id) and images as recordings describe them
+# ---------------------------------------------------------------------------
+
+PIN_TAG = "karpmoto:id"
+IMAGE_TAGS = {
+    PIN_TAG,
+    "karpmoto:owner",
+    "karpmoto:owner-alias",
+    "karpmoto:creation-date",
+    "karpmoto:deprecation-time",
+}
+# Owners whose AMIs AWS lists under the alias "amazon" (DescribeImages Owners=["amazon"]).
+AMAZON_IMAGE_OWNERS = {"602401143452"}  # EKS optimized AMIs
+
+# kind -> (moto module that imported the generator by name, generator name, id prefix)
+PINNABLE = {
+    "vpc": (ec2_vpcs, "random_vpc_id", "vpc-"),
+    "subnet": (ec2_subnets, "random_subnet_id", "subnet-"),
+    "security-group": (ec2_security_groups, "random_security_group_id", "sg-"),
+    "image": (ec2_amis, "random_ami_id", "ami-"),
+}
+
+# The id waiting to be handed out, per kind; moto's server is threaded, requests are not shared.
+_pins = threading.local()
+
+
+def _pinnable(kind, draw):
+    def next_id(*args, **kwargs):
+        pinned = getattr(_pins, kind, None)
+        if pinned:
+            setattr(_pins, kind, None)  # only the resource being created gets it, not its companions
+            return pinned
+        return draw(*args, **kwargs)
+
+    return next_id
+
+
+def _invalid(message):
+    return EC2ClientError("InvalidParameterValue", message)
+
+
+@contextmanager
+def _pin(kind, resource_id, taken):
+    """Make moto's next random id of `kind`, drawn inside the block, be `resource_id`."""
+    if resource_id is None:
+        yield
+        return
+    prefix = PINNABLE[kind][2]
+    if not resource_id.startswith(prefix):
+        raise _invalid(f"{PIN_TAG} {resource_id} must start with {prefix}")
+    if taken(resource_id):
+        raise _invalid(f"{PIN_TAG} {resource_id} is already in use")
+    setattr(_pins, kind, resource_id)
+    try:
+        yield
+    finally:
+        setattr(_pins, kind, None)
+
+
+# Backend wrappers: each receives its tags in the format moto's response hands over.
+_original_create_vpc = ec2_vpcs.VPCBackend.create_vpc
+_original_create_subnet = ec2_subnets.SubnetBackend.create_subnet
+_original_create_security_group = ec2_security_groups.SecurityGroupBackend.create_security_group
+
+
+def create_vpc(self, *args, tags=None, **kwargs):
+    # tags: [{"Key": k, "Value": v}]. Pins are per kind, so the default security group
+    # made here keeps a random id.
+    pinned = next((t["Value"] for t in tags or [] if t["Key"] == PIN_TAG), None)
+    tags = [t for t in tags or [] if t["Key"] != PIN_TAG]
+    with _pin("vpc", pinned, lambda i: i in self.vpcs):
+        return _original_create_vpc(self, *args, tags=tags, **kwargs)
+
+
+def create_subnet(self, *args, tags=None, **kwargs):
+    # tags: {"subnet": {k: v}}
+    subnet_tags = dict((tags or {}).get("subnet", {}))
+    pinned = subnet_tags.pop(PIN_TAG, None)
+    with _pin("subnet", pinned, lambda i: any(i in zone for zone in self.subnets.values())):
+        return _original_create_subnet(self, *args, tags={**(tags or {}), "subnet": subnet_tags}, **kwargs)
+
+
+def create_security_group(self, *args, tags=None, **kwargs):
+    # tags: {k: v}
+    tags = dict(tags or {})
+    pinned = tags.pop(PIN_TAG, None)
+    with _pin("security-group", pinned, lambda i: any(i in groups for groups in self.groups.values())):
+        return _original_create_security_group(self, *args, tags=tags, **kwargs)
+
+
+_original_register_image = AmisResponse.register_image
+_original_describe_images = AmisResponse.describe_images
+
+
+def _iso_time(text, tag="karpmoto:deprecation-time"):
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise _invalid(f"{tag} {text} is not an ISO 8601 time") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def register_image(self):
+    """moto's RegisterImage keeps only Name and Description; recordings need the rest."""
+    tags = {}
+    for spec in self._get_param("TagSpecifications", []):
+        if spec.get("ResourceType") == "image":
+            tags.update({t["Key"]: t.get("Value", "") for t in spec.get("Tags", [])})
+    control = {k: tags.pop(k) for k in list(tags) if k.startswith("karpmoto:")}
+    unknown = set(control) - IMAGE_TAGS
+    if unknown:
+        raise _invalid(f"unknown karpmoto tag(s) {sorted(unknown)}; known: {sorted(IMAGE_TAGS)}")
+    # Parse before anything is created, so a refused call leaves nothing behind.
+    deprecation = control.get("karpmoto:deprecation-time")
+    if deprecation:
+        _iso_time(deprecation)
+    created = control.get("karpmoto:creation-date")
+    if created:
+        # moto keeps a naive UTC datetime and formats it like AWS (2025-01-02T03:04:05.000Z).
+        created = _iso_time(created, "karpmoto:creation-date").astimezone(timezone.utc).replace(tzinfo=None)
+    with _pin("image", control.get(PIN_TAG), lambda i: i in self.ec2_backend.amis):
+        result = _original_register_image(self)
+    image = self.ec2_backend.amis[result.result["ImageId"]]
+    for param, attr in (
+        ("Architecture", "architecture"),
+        ("VirtualizationType", "virtualization_type"),
+        ("RootDeviceName", "root_device_name"),
+        ("BootMode", "boot_mode"),
+    ):
+        if self._get_param(param):
+            setattr(image, attr, self._get_param(param))
+    owner = control.get("karpmoto:owner")
+    if owner and owner != image.owner_id:
+        image.owner_id = owner
+        # Another account's AMI is visible to the caller because it is public (as AWS's are).
+        image.launch_permissions.append({"Group": "all"})
+    image.owner_alias = control.get("karpmoto:owner-alias") or (
+        "amazon" if image.owner_id in AMAZON_IMAGE_OWNERS else None
+    )
+    image.deprecation_time = deprecation  # returned as given
+    if created:
+        image.creation_date = created
+    image.add_tags(tags)
+    return result
+
+
+def describe_images(self):
+    """AWS hides deprecated AMIs of other owners unless IncludeDeprecated or ImageIds is given."""
+    result = _original_describe_images(self)
+    if self._get_bool_param("IncludeDeprecated", False) or self._get_param("ImageIds"):
+        return result
+    now = datetime.now(timezone.utc)
+    account = self.ec2_backend.account_id
+    result.result["Images"] = [
+        image
+        for image in result.result["Images"]
+        if image.owner_id == account
+        or not getattr(image, "deprecation_time", None)
+        or _iso_time(image.deprecation_time) > now
+    ]
+    return result
+
+
+# ---------------------------------------------------------------------------
 # Wiring
 # ---------------------------------------------------------------------------
 
@@ -783,6 +959,15 @@ def install():
     eks_urls.url_paths.update(EKS_PATHS)
 
     SimpleSystemManagerBackend.put_parameter = put_parameter
+
+    for kind, (module, name, _prefix) in PINNABLE.items():
+        setattr(module, name, _pinnable(kind, getattr(module, name)))
+    ec2_vpcs.VPCBackend.create_vpc = create_vpc
+    ec2_subnets.SubnetBackend.create_subnet = create_subnet
+    ec2_security_groups.SecurityGroupBackend.create_security_group = create_security_group
+    AmisResponse.register_image = register_image
+    AmisResponse.describe_images = describe_images
+
     _install_denials()
     logging.getLogger("werkzeug").addFilter(_StartupAndProblemsOnly())
 
@@ -811,6 +996,14 @@ def _install_denials():
         if self.service_name in _JSON_SERVICES:
             error = JsonRESTError("AccessDeniedException", message)
             return 403, dict(error.get_headers()), error.get_body()
+        if self.service_name == "ec2":
+            # EC2 answers denials as UnauthorizedOperation in its own document shape.
+            body = (
+                '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error>'
+                f"<Code>UnauthorizedOperation</Code><Message>{message}</Message></Error></Errors>"
+                f"<RequestID>{uuid.uuid4()}</RequestID></Response>"
+            )
+            return 403, {"Content-Type": "text/xml"}, body
         # The query-protocol error document IAM and STS send (one <Error>, no <Errors> list).
         body = (
             '<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>'

@@ -586,3 +586,260 @@ def test_ssm_aws_service_parameters_can_be_seeded(aws):
     with pytest.raises(ClientError) as err:
         ssm.get_parameter(Name="/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id")
     assert err.value.response["Error"]["Code"] == "ParameterNotFound"
+
+
+# --- IAM instance profiles and the node role's managed policies --------------------------------
+
+NODE_POLICIES = [
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+    "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+]
+
+
+def test_instance_profile_with_node_role_and_managed_policies(aws, account):
+    iam = aws("iam")
+    role_arn = make_role(iam, "KarpenterNodeRole-demo")
+    for arn in NODE_POLICIES:
+        iam.attach_role_policy(RoleName="KarpenterNodeRole-demo", PolicyArn=arn)
+    attached = iam.list_attached_role_policies(RoleName="KarpenterNodeRole-demo")["AttachedPolicies"]
+    assert sorted(p["PolicyArn"] for p in attached) == sorted(NODE_POLICIES)
+
+    # PullOnly (2024) is in moto 5.2.5's managed-policy data, with AWS's document.
+    pull_only = iam.get_policy(PolicyArn=NODE_POLICIES[3])["Policy"]
+    document = iam.get_policy_version(PolicyArn=NODE_POLICIES[3], VersionId=pull_only["DefaultVersionId"])
+    [statement] = document["PolicyVersion"]["Document"]["Statement"]
+    assert sorted(statement["Action"]) == sorted(
+        ["ecr:GetAuthorizationToken", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchImportUpstreamImage"]
+    )
+    assert (statement["Effect"], statement["Resource"]) == ("Allow", "*")
+
+    iam.create_instance_profile(InstanceProfileName="KarpenterNodeInstanceProfile-demo")
+    iam.add_role_to_instance_profile(
+        InstanceProfileName="KarpenterNodeInstanceProfile-demo", RoleName="KarpenterNodeRole-demo"
+    )
+    profile = iam.get_instance_profile(InstanceProfileName="KarpenterNodeInstanceProfile-demo")["InstanceProfile"]
+    assert profile["Arn"] == f"arn:aws:iam::{account}:instance-profile/KarpenterNodeInstanceProfile-demo"
+    assert [r["Arn"] for r in profile["Roles"]] == [role_arn]
+    with pytest.raises(ClientError) as err:
+        iam.get_instance_profile(InstanceProfileName="missing")
+    assert_error(err, "NoSuchEntity", 404)
+
+
+# --- EC2: pinned ids, subnets, security groups -------------------------------------------------
+
+
+def tag_spec(resource_type, **tags):
+    return [{"ResourceType": resource_type, "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
+
+
+def pinned(resource_type, resource_id, **tags):
+    """TagSpecifications carrying karpmoto:id plus ordinary tags."""
+    return tag_spec(resource_type, **{"karpmoto:id": resource_id}, **tags)
+
+
+def tags_of(resource):
+    return {t["Key"]: t["Value"] for t in resource.get("Tags", [])}
+
+
+def test_pinned_vpc_subnet_and_security_group_ids(aws):
+    ec2 = aws("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16", TagSpecifications=pinned("vpc", "vpc-0a1b2c3d4e5f60718", Name="demo"))
+    assert vpc["Vpc"]["VpcId"] == "vpc-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_vpcs(VpcIds=["vpc-0a1b2c3d4e5f60718"])["Vpcs"]
+    assert tags_of(described) == {"Name": "demo"}  # the pin tag is not stored
+
+    # The default group CreateVpc makes keeps a random id.
+    [default] = ec2.describe_security_groups(
+        Filters=[{"Name": "vpc-id", "Values": ["vpc-0a1b2c3d4e5f60718"]}, {"Name": "group-name", "Values": ["default"]}]
+    )["SecurityGroups"]
+    assert re.fullmatch(r"sg-[0-9a-f]{17}", default["GroupId"])
+
+    subnet = ec2.create_subnet(
+        VpcId="vpc-0a1b2c3d4e5f60718",
+        CidrBlock="10.0.0.0/20",
+        AvailabilityZone="us-west-2a",
+        TagSpecifications=pinned("subnet", "subnet-0a1b2c3d", **{"karpenter.sh/discovery": "demo"}),
+    )["Subnet"]
+    assert subnet["SubnetId"] == "subnet-0a1b2c3d"
+    ec2.create_subnet(VpcId="vpc-0a1b2c3d4e5f60718", CidrBlock="10.0.16.0/20", AvailabilityZone="us-west-2b")
+
+    [described] = ec2.describe_subnets(
+        Filters=[{"Name": "tag:karpenter.sh/discovery", "Values": ["demo"]}]
+    )["Subnets"]
+    assert {k: described[k] for k in ("SubnetId", "VpcId", "AvailabilityZone", "CidrBlock")} == {
+        "SubnetId": "subnet-0a1b2c3d",
+        "VpcId": "vpc-0a1b2c3d4e5f60718",
+        "AvailabilityZone": "us-west-2a",
+        "CidrBlock": "10.0.0.0/20",
+    }
+    assert described["AvailabilityZoneId"].startswith("usw2-az")
+    assert described["AvailableIpAddressCount"] == 4096 - 5  # AWS reserves five per subnet
+    assert tags_of(described) == {"karpenter.sh/discovery": "demo"}
+
+    group = ec2.create_security_group(
+        GroupName="demo-node",
+        Description="nodes",
+        VpcId="vpc-0a1b2c3d4e5f60718",
+        TagSpecifications=pinned("security-group", "sg-0123456789abcdef0", **{"karpenter.sh/discovery": "demo"}),
+    )
+    assert group["GroupId"] == "sg-0123456789abcdef0"
+    [described] = ec2.describe_security_groups(
+        Filters=[{"Name": "tag:karpenter.sh/discovery", "Values": ["demo"]}]
+    )["SecurityGroups"]
+    assert {k: described[k] for k in ("GroupId", "GroupName", "VpcId")} == {
+        "GroupId": "sg-0123456789abcdef0",
+        "GroupName": "demo-node",
+        "VpcId": "vpc-0a1b2c3d4e5f60718",
+    }
+    assert tags_of(described) == {"karpenter.sh/discovery": "demo"}
+
+
+def test_unpinned_ids_stay_random_and_bad_pins_are_refused(aws):
+    ec2 = aws("ec2")
+    vpc_id = ec2.create_vpc(CidrBlock="10.1.0.0/16", TagSpecifications=tag_spec("vpc", Name="plain"))["Vpc"]["VpcId"]
+    assert re.fullmatch(r"vpc-[0-9a-f]{17}", vpc_id)
+    ec2.create_vpc(CidrBlock="10.2.0.0/16", TagSpecifications=pinned("vpc", "vpc-0000000000000000a"))
+
+    for spec in (pinned("vpc", "vpc-0000000000000000a"), pinned("vpc", "subnet-0a1b2c3d")):
+        with pytest.raises(ClientError) as err:
+            ec2.create_vpc(CidrBlock="10.3.0.0/16", TagSpecifications=spec)
+        assert_error(err, "InvalidParameterValue", 400)
+    ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.1.0.0/24", TagSpecifications=pinned("subnet", "subnet-0000000a"))
+    with pytest.raises(ClientError) as err:
+        ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.1.1.0/24", TagSpecifications=pinned("subnet", "subnet-0000000a"))
+    assert_error(err, "InvalidParameterValue", 400)
+    # Nothing half-made: only the two VPCs above exist besides the account's default VPC.
+    vpcs = ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["false"]}])["Vpcs"]
+    assert sorted(v["VpcId"] for v in vpcs) == sorted([vpc_id, "vpc-0000000000000000a"])
+
+
+def test_describe_subnets_pages_return_every_subnet(aws):
+    ec2 = aws("ec2")
+    vpc_id = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    ids = [ec2.create_subnet(VpcId=vpc_id, CidrBlock=f"10.0.{i}.0/24")["Subnet"]["SubnetId"] for i in range(7)]
+    pages = ec2.get_paginator("describe_subnets").paginate(
+        Filters=[{"Name": "vpc-id", "Values": [vpc_id]}], PaginationConfig={"PageSize": 5}
+    )
+    assert sorted(s["SubnetId"] for page in pages for s in page["Subnets"]) == sorted(ids)
+
+
+# --- EC2: images -------------------------------------------------------------------------------
+
+EKS_AMI_OWNER = "602401143452"
+AL2023 = "amazon-eks-node-al2023-{arch}-standard-1.33-v20250715"
+
+
+def register(ec2, name, image_id, arch="x86_64", **tags):
+    return ec2.register_image(
+        Name=name, Architecture=arch, TagSpecifications=pinned("image", image_id, **tags)
+    )["ImageId"]
+
+
+def image_ids(ec2, **kwargs):
+    return sorted(i["ImageId"] for i in ec2.describe_images(IncludeDeprecated=True, **kwargs)["Images"])
+
+
+def name_filter(*patterns):
+    return [{"Name": "name", "Values": list(patterns)}]
+
+
+def test_registered_images_as_recorded(aws, account):
+    ec2 = aws("ec2")
+    assert ec2.describe_images(Owners=["amazon"])["Images"] == []  # no moto sample AMIs
+    x86 = register(
+        ec2,
+        AL2023.format(arch="x86_64"),
+        "ami-0a1b2c3d4e5f60718",
+        **{
+            "karpmoto:owner": EKS_AMI_OWNER,
+            "karpmoto:creation-date": "2025-07-15T12:34:56.000Z",
+            "karpmoto:deprecation-time": "2027-07-15T12:34:00.000Z",
+            "Name": "eks-al2023",
+        },
+    )
+    eks_owned = {"karpmoto:owner": EKS_AMI_OWNER}
+    arm = register(ec2, AL2023.format(arch="arm64"), "ami-0a1b2c3d4e5f60719", "arm64", **eks_owned)
+    custom = register(ec2, "team-golden-x86_64", "ami-0fedcba987654321a", team="platform")
+    assert x86 == "ami-0a1b2c3d4e5f60718"
+
+    [image] = ec2.describe_images(ImageIds=[x86])["Images"]
+    assert {k: image.get(k) for k in ("Name", "Architecture", "State", "OwnerId", "ImageOwnerAlias", "Public")} == {
+        "Name": AL2023.format(arch="x86_64"),
+        "Architecture": "x86_64",
+        "State": "available",
+        "OwnerId": EKS_AMI_OWNER,
+        "ImageOwnerAlias": "amazon",
+        "Public": True,
+    }
+    assert image["CreationDate"] == "2025-07-15T12:34:56.000Z"
+    assert image["DeprecationTime"] == "2027-07-15T12:34:00.000Z"
+    assert tags_of(image) == {"Name": "eks-al2023"}  # karpmoto:* tags are not returned
+    [mine] = ec2.describe_images(ImageIds=[custom])["Images"]
+    assert (mine["OwnerId"], mine.get("ImageOwnerAlias"), mine["Public"]) == (account, None, False)
+    assert "DeprecationTime" not in mine
+
+    assert image_ids(ec2, Filters=[{"Name": "image-id", "Values": [arm]}]) == [arm]
+    assert image_ids(ec2, Filters=[{"Name": "image-id", "Values": ["ami-00000000000000000"]}]) == []
+    assert image_ids(ec2, Filters=name_filter("amazon-eks-node-al2023-*-standard-1.33-*")) == sorted([x86, arm])
+    both_names = name_filter("amazon-eks-node-al2023-*", "team-golden-*")
+    assert image_ids(ec2, Filters=both_names) == sorted([x86, arm, custom])
+    assert image_ids(ec2, Filters=[{"Name": "architecture", "Values": ["arm64"]}]) == [arm]
+    assert image_ids(ec2, Filters=[{"Name": "tag:team", "Values": ["platform"]}]) == [custom]
+    assert image_ids(ec2, Owners=["self"]) == [custom]
+    assert image_ids(ec2, Owners=["amazon"]) == sorted([x86, arm])
+    assert image_ids(ec2, Owners=[EKS_AMI_OWNER]) == sorted([x86, arm])
+    assert image_ids(ec2, Owners=["self", "amazon"], Filters=name_filter("*x86_64*")) == sorted([x86, custom])
+
+    ec2.deregister_image(ImageId=arm)
+    assert image_ids(ec2, Owners=["amazon"]) == [x86]
+    with pytest.raises(ClientError) as err:
+        ec2.describe_images(ImageIds=["ami-00000000000000000"])
+    assert_error(err, "InvalidAMIID.NotFound", 400)
+
+
+def test_deprecated_images_need_include_deprecated(aws):
+    ec2 = aws("ec2")
+    past = "2024-01-01T00:00:00.000Z"
+    deprecated = {"karpmoto:deprecation-time": past}
+    eks_owned = {"karpmoto:owner": EKS_AMI_OWNER}
+    old = register(ec2, "amazon-eks-node-1.29-v20240101", "ami-0000000000000001a", **deprecated, **eks_owned)
+    own_old = register(ec2, "golden-old", "ami-0000000000000002a", **deprecated)
+
+    def listed(**kwargs):
+        return sorted(i["ImageId"] for i in ec2.describe_images(**kwargs)["Images"])
+
+    # AWS hides other owners' deprecated AMIs unless asked; an owner always sees its own.
+    assert listed() == [own_old]
+    assert listed(IncludeDeprecated=True) == sorted([old, own_old])
+    assert listed(ImageIds=[old]) == [old]
+
+
+def test_register_image_refuses_bad_karpmoto_tags(aws):
+    ec2 = aws("ec2")
+    for tags in ({"karpmoto:owners": EKS_AMI_OWNER}, {"karpmoto:deprecation-time": "next year"}):
+        with pytest.raises(ClientError) as err:
+            register(ec2, "bad", "ami-0000000000000003a", **tags)
+        assert_error(err, "InvalidParameterValue", 400)
+    assert ec2.describe_images(Owners=["self"])["Images"] == []
+
+
+def test_denied_actions_answer_in_each_protocol(tmp_path, account):
+    """KARPMOTO_DENY answers with the error document each SDK parses: EC2's own
+    UnauthorizedOperation, AccessDenied for IAM, AccessDeniedException for JSON services."""
+    deny = "ec2:DescribeSecurityGroups,iam:GetInstanceProfile,ssm:GetParameters"
+    with running_karpmoto(tmp_path, KARPMOTO_DENY=deny) as url:
+        cases = [
+            ("ec2", lambda c: c.describe_security_groups(), "UnauthorizedOperation"),
+            ("iam", lambda c: c.get_instance_profile(InstanceProfileName="x"), "AccessDenied"),
+            ("ssm", lambda c: c.get_parameters(Names=["/x"]), "AccessDeniedException"),
+        ]
+        for service, call, code in cases:
+            with pytest.raises(ClientError) as err:
+                call(client_for(url, account, service))
+            assert err.value.response["Error"]["Code"] == code
+            assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+        # Everything else is still served.
+        assert client_for(url, account, "ec2").describe_subnets()["Subnets"] is not None
