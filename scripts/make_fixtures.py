@@ -78,6 +78,79 @@ def nodeclass(name="default"):
         "securityGroups":[{"id":"sg-0123456789abcdef0","name":"eks-cluster-sg-demo"}],
         "amis":[{"id":"ami-0a1b2c3d4e5f60718","name":"amazon-eks-node-al2023-x86_64-standard-1.33-v20261101","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}],
         "instanceProfile":"demo_1234567890123456789"}}
+# ---- EC2, SSM, node IAM and node-join facts shared by the scenarios ---------------------------
+VPC="vpc-0a1b2c3d4e5f60718"; OTHER_VPC="vpc-0f9e8d7c6b5a49382"
+import ipaddress, hashlib
+def subnet(sid, az, cidr, tags, vpc=VPC):
+    # AWS reserves five addresses per subnet; the emulator computes the same.
+    free=ipaddress.ip_network(cidr).num_addresses-5
+    return {"subnetId":sid,"vpcId":vpc,"availabilityZone":az,"availabilityZoneId":"usw2-az"+str(ord(az[-1])-96),"cidrBlock":cidr,"availableIpAddressCount":free,"tags":tags}
+DISC={"karpenter.sh/discovery":"demo"}
+def subnets(disc=DISC, prefix=19):
+    base=[("subnet-0a1b2c3d","us-west-2a","192.168.64.0"),("subnet-0e4f5a6b","us-west-2b","192.168.96.0")]
+    out=[subnet(i,az,"%s/%d"%(net,prefix),{**disc,"Name":"demo-private-"+az}) for i,az,net in base]
+    out.append(subnet("subnet-0c7d8e9f","us-west-2a","192.168.0.0/19",{"Name":"demo-public-us-west-2a","kubernetes.io/role/elb":"1"}))
+    # Another cluster's VPC, tagged for its own Karpenter.
+    out.append(subnet("subnet-0d1e2f3a","us-west-2a","10.20.0.0/19",{"karpenter.sh/discovery":"staging","Name":"staging-private-us-west-2a"},vpc=OTHER_VPC))
+    return out
+def sg(gid, name, tags, vpc=VPC):
+    return {"groupId":gid,"groupName":name,"vpcId":vpc,"tags":tags}
+def groups(disc=DISC):
+    return [sg("sg-0123456789abcdef0","eks-cluster-sg-demo",{**disc,"kubernetes.io/cluster/demo":"owned"}),
+            sg("sg-0a9b8c7d6e5f40312","demo-node-shared",{"Name":"demo-node-shared"}),
+            sg("sg-0f1e2d3c4b5a69788","staging-nodes",{"karpenter.sh/discovery":"staging"},vpc=OTHER_VPC)]
+NODE_POLICIES=["AmazonEKSWorkerNodePolicy","AmazonEKS_CNI_Policy","AmazonEC2ContainerRegistryPullOnly","AmazonSSMManagedInstanceCore"]
+def attached(names=NODE_POLICIES):
+    return [{"policyName":n,"policyArn":"arn:aws:iam::aws:policy/"+n} for n in names]
+NODE_ROLE_ARN="arn:aws:iam::111122223333:role/KarpenterNodeRole-demo"
+MNG_ROLE_ARN="arn:aws:iam::111122223333:role/eks-system-nodes"
+def maproles_entry(arn, username="system:node:{{EC2PrivateDNSName}}", groups=("system:bootstrappers","system:nodes")):
+    return "- groups:\n"+"".join("  - %s\n"%g for g in groups)+"  rolearn: %s\n  username: %s\n"%(arn,username)
+def aws_auth(map_roles=None):
+    if map_roles is None: map_roles=maproles_entry(MNG_ROLE_ARN)+maproles_entry(NODE_ROLE_ARN)
+    return {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":map_roles}}
+def access_entry(arn, kind="EC2_LINUX"):
+    if kind in ("EC2_LINUX","EC2_WINDOWS","EC2"): user,groups="system:node:{{EC2PrivateDNSName}}",["system:nodes"]
+    elif kind in ("FARGATE_LINUX","HYBRID_LINUX"): user,groups="system:node:{{SessionName}}",["system:nodes"]
+    else: user,groups="arn:aws:sts::111122223333:assumed-role/%s/{{SessionName}}"%arn.rsplit("/",1)[1],[]
+    return {"principalArn":arn,"type":kind,"username":user,"kubernetesGroups":groups}
+def aws_node_sa():
+    return {"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"aws-node","namespace":"kube-system"}}
+# AMI aliases: the SSM parameters Karpenter reads (mirrors iam::reference::alias_parameter_paths).
+def alias_paths(alias, k8s, arches=("amd64","arm64")):
+    family, version = alias.split("@",1); out=[]
+    for a in arches:
+        arch={"amd64":"x86_64","arm64":"arm64"}[a]
+        if family=="al2023":
+            for v in (["standard","nvidia","neuron"] if arch=="x86_64" else ["standard","nvidia"]):
+                leaf="recommended" if version=="latest" else "amazon-eks-node-al2023-%s-%s-%s-%s"%(arch,v,k8s,version)
+                out.append("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s/%s/image_id"%(k8s,arch,v,leaf))
+        elif family=="bottlerocket":
+            v="latest" if version=="latest" else version.lstrip("v")
+            for fl in ("","-nvidia"): out.append("/aws/service/bottlerocket/aws-k8s-%s%s/%s/%s/image_id"%(k8s,fl,arch,v))
+    return out
+# Pinned AMI versions that exist, per Kubernetes minor (what the emulator publishes).
+PUBLISHED_PINS={"1.33":{"v20261101"}}
+def published(path):
+    if "/recommended/" in path or "/latest/" in path: return True
+    return any(v in path for k,vs in PUBLISHED_PINS.items() if "/%s/"%k in path for v in vs)
+def ami_for(path):
+    return "ami-0"+hashlib.sha256(path.encode()).hexdigest()[:16]
+def derive_ssm(b):
+    """The ssmParameters fact of a bundle: every alias and ssmParameter path of every
+    EC2NodeClass, for both architectures, as one GetParameters request (as karpdoctor asks)."""
+    ncs=next((e.get("value") for e in b["facts"] if e["fact"]=="ec2NodeClasses"), None)
+    cl=next((e.get("value") for e in b["facts"] if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]), None)
+    if not isinstance(ncs,list) or not cl: return
+    minor=".".join(cl["version"].split(".")[:2]); paths=set()
+    for nc in ncs:
+        for t in nc["spec"].get("amiSelectorTerms",[]):
+            if "alias" in t: paths.update(alias_paths(t["alias"], minor))
+            if "ssmParameter" in t: paths.add(t["ssmParameter"])
+    if not paths: return
+    names=sorted(paths)
+    if any(isinstance(e["fact"],dict) and "ssmParameters" in e["fact"] for e in b["facts"]): return
+    b["facts"].append({"fact":{"ssmParameters":{"names":names}},"value":{n:(ami_for(n) if published(n) else None) for n in names}})
 def base():
     facts={}
     facts[json.dumps({"kubeVersion":None})]=None
@@ -123,6 +196,14 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
             add({"iamRole":{"name":name}}, {"name":name,"arn":annotation,"path":"/","trustPolicy":trust or irsa_trust(ns=ns),"permissionsBoundaryArn":None} if role else None)
     add("oidcProviders", [PROVIDER] if providers is None else providers)
     add({"iamRole":{"name":"KarpenterNodeRole-demo"}}, {"name":"KarpenterNodeRole-demo","arn":"arn:aws:iam::111122223333:role/KarpenterNodeRole-demo","path":"/","trustPolicy":NODE_TRUST,"permissionsBoundaryArn":None})
+    add("nodeClaims", [])
+    add("ec2Subnets", subnets())
+    add("ec2SecurityGroups", groups())
+    add({"iamAttachedRolePolicies":{"role":"KarpenterNodeRole-demo"}}, attached())
+    add({"serviceAccount":{"namespace":"kube-system","name":"aws-node"}}, aws_node_sa())
+    add({"podIdentityAssociations":{"cluster":"demo","namespace":"kube-system","serviceAccount":"aws-node"}}, [])
+    add("awsAuth", aws_auth())
+    add({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN)])
     for (k, v) in (overrides or []):
         F=[e for e in F if e["fact"]!=k]
         F.append({"fact":k, **v})
@@ -139,6 +220,7 @@ def default_emulator(b):
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
     if "emulator" not in b: b["emulator"]=default_emulator(b)
+    derive_ssm(b)
     # Simulation results are recorded from the emulator seeded with b["emulator"]
     # (`scripts/record-simulations`); everything else in a bundle is written here by hand.
     sims=os.path.join(d,"simulations.json")
@@ -151,20 +233,22 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     json.dump(exp, open(os.path.join(d,"expect.json"),"w"), indent=2); open(os.path.join(d,"expect.json"),"a").write("\n")
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
+# Checks that read EC2NodeClasses: not applicable where the v1 API is not served.
+NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD5001', 'KD5002', 'KD5003']
 # No controller role to simulate (no identity, or a role that does not exist): the simulation
 # checks do not apply; KD2001/KD2004 own the problem.
-GRANTS=["KD2101","KD2102","KD2103","KD2104"]
+GRANTS=["KD2101","KD2102","KD2103","KD2104","KD3007"]
 write("healthy", bundle("A healthy Karpenter 1.8.1 install in namespace karpenter: two ready controller pods, v1 CRDs, one NodePool on one EC2NodeClass."), [])
 write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts), as when the controller cannot get AWS credentials at start-up.",
       dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})]), ["KD1001"])
-write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104"])
+write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"])
 v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
 nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
 nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
 write("crds-v1beta1", bundle("The controller was upgraded to 1.8.1 but the CRDs were left at v1beta1 (Helm does not upgrade CRDs): the v1 APIs are not served.",
-      crds=v1beta1, nps=nf, ncs=nfc), ["KD1002"], skipped=["KD4001"])
+      crds=v1beta1, nps=nf, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4004"]+NODECLASS)
 missing_crd = {n: crd(n,g,k,p) for n,g,k,p in CRDS}; missing_crd["ec2nodeclasses.karpenter.k8s.aws"]=None
-write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001"])
+write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001"]+NODECLASS)
 write("nodeclassref-invalid", bundle("Two NodePools that Karpenter ignores: one names an EC2NodeClass that does not exist, one still has a v1beta1-style reference without group and kind.",
       nps=[nodepool(), nodepool("gpu", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"gpu"}), nodepool("legacy", ref={"name":"default"})]), ["KD4001"])
 forb={"error":{"kind":"forbidden","permission":"get customresourcedefinitions.apiextensions.k8s.io","message":"customresourcedefinitions.apiextensions.k8s.io \"nodepools.karpenter.sh\" is forbidden: User \"karpdoctor\" cannot get resource \"customresourcedefinitions\" in API group \"apiextensions.k8s.io\" at the cluster scope"}}
@@ -283,3 +367,126 @@ b["emulator"]["scps"]=[{"name":"no-pod-identity","document":{"Version":"2012-10-
 write("pod-identity-blocked-by-scp", b, ["KD2007"])
 
 write("pod-identity-self-managed-nodes", pi_bundle("Pod Identity on a self-managed node group (no EKS node group, not a Karpenter node): karpdoctor cannot tell which IAM role the agent calls eks-auth:AssumeRoleForPodIdentity with, so KD2007 cannot conclude and says why.", self_managed=True), [], unknown=["KD2007"])
+
+
+# ---- EC2NodeClass, Spot and node join (KD3xxx, KD4004, KD5xxx) -------------------------------
+def nc_status(ready=True, failing=None):
+    """EC2NodeClass conditions: all True, or one sub-condition False (type, reason, message)."""
+    subs=["SubnetsReady","SecurityGroupsReady","AMIsReady","InstanceProfileReady","ValidationSucceeded"]
+    conds=[]
+    for t in subs:
+        if failing and failing[0]==t:
+            conds.append({"type":t,"status":"False","reason":failing[1],"message":failing[2],"lastTransitionTime":"2026-11-23T09:40:00Z"})
+        else:
+            conds.append({"type":t,"status":"True","reason":t,"message":"","lastTransitionTime":"2026-11-20T08:05:00Z"})
+    if failing:
+        conds.append({"type":"Ready","status":"False","reason":"UnhealthyDependents","message":"%s=False"%failing[0],"lastTransitionTime":"2026-11-23T09:40:00Z"})
+    else:
+        conds.append({"type":"Ready","status":"True","reason":"Ready","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"})
+    return conds
+def custom_nc(spec=None, failing=None, drop=()):
+    nc=nodeclass()
+    nc["spec"].update(spec or {})
+    for k in drop: nc["spec"].pop(k, None)
+    nc["status"]["conditions"]=nc_status(failing=failing)
+    return nc
+def fact(key, value): return (key, {"value":value})
+EU_AMI="ami-0e1f2a3b4c5d6e7f8"
+PROFILE="KarpenterNodeInstanceProfile-demo"
+def profile_fact(name=PROFILE, roles=(NODE_ROLE_ARN,)):
+    return fact({"iamInstanceProfile":{"name":name}}, {"name":name,"arn":"arn:aws:iam::111122223333:instance-profile/"+name,"path":"/","roles":list(roles)} if roles is not None else None)
+
+# (1) An AMI id copied from eu-west-1 into a us-west-2 cluster, with a pre-made instance profile.
+b=bundle("The EC2NodeClass pins amiSelectorTerms to ami-0e1f2a3b4c5d6e7f8, an id copied from a guide written for eu-west-1, and uses spec.instanceProfile: the id does not exist in us-west-2, so AMIsReady is False (AMINotFound) and nothing launches.",
+    ncs=[custom_nc({"amiSelectorTerms":[{"id":EU_AMI}],"instanceProfile":PROFILE}, failing=("AMIsReady","AMINotFound","AMISelector did not match any AMIs"), drop=("role",))],
+    overrides=[profile_fact(), fact({"ec2Images":{"filters":[{"name":"image-id","values":[EU_AMI]}],"owners":[]}}, [])])
+write("ami-id-from-other-region", b, ["KD3003","KD3008"])
+
+# (2) Controller on Fargate (IRSA); the Karpenter node role was never added to aws-auth.
+FARGATE_POD_ROLE="arn:aws:iam::111122223333:role/eks-fargate-pod-execution-role"
+claims=[{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":"default-%s"%n,"labels":{"karpenter.sh/nodepool":"default","karpenter.k8s.aws/ec2nodeclass":"default"}},
+         "spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},"requirements":[]},
+         "status":{"providerID":"aws:///us-west-2a/i-0%s"%h,"conditions":[
+            {"type":"Launched","status":"True","reason":"Launched","message":"","lastTransitionTime":"2026-11-23T09:50:00Z"},
+            {"type":"Registered","status":"Unknown","reason":"NodeNotFound","message":"Node not registered with cluster","lastTransitionTime":"2026-11-23T09:50:00Z"},
+            {"type":"Initialized","status":"Unknown","reason":"NodeNotFound","message":"Node not registered with cluster","lastTransitionTime":"2026-11-23T09:50:00Z"},
+            {"type":"Ready","status":"Unknown","reason":"ReconcilingDependents","message":"Initialized=Unknown, Registered=Unknown","lastTransitionTime":"2026-11-23T09:50:00Z"}]}}
+        for n,h in (("x7k2p","a1b2c3d4e5f607182"),("q9w4n","b2c3d4e5f60718293"))]
+b=bundle("The controller runs on Fargate (IRSA) in a CONFIG_MAP cluster whose aws-auth maps only the Fargate pod execution role: the Karpenter node role was never added, so instances launch, are refused by the API server and their NodeClaims stay Registered=Unknown (NodeNotFound).",
+    pods=[pod("karpenter-6d9f7c8b5d-7xk2p", node=FARGATE), pod("karpenter-6d9f7c8b5d-q9w4n", node="fargate-ip-192-168-101-9.us-west-2.compute.internal")],
+    overrides=[fact("awsAuth", aws_auth(maproles_entry(FARGATE_POD_ROLE, "system:node:{{SessionName}}", ("system:bootstrappers","system:nodes","system:node-proxier")))),
+               fact("nodeClaims", claims)])
+for e in b["facts"]:
+    if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
+b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
+write("node-role-missing-from-aws-auth", b, ["KD5001"])
+
+# (3) Spot on Graviton in an account that never launched Spot.
+spot_pool=nodepool(arch=("arm64",))
+spot_pool["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},
+    {"key":"karpenter.sh/capacity-type","operator":"In","values":["spot"]},{"key":"karpenter.k8s.aws/instance-family","operator":"In","values":["t4g"]}]
+b=bundle("A NodePool allows only spot t4g (arm64) instances in an account where AWSServiceRoleForEC2Spot was never created; the controller's 1.8.1 policy (rightly) cannot create it, so every launch fails with AuthFailure.ServiceLinkedRoleCreationNotPermitted.",
+    nps=[spot_pool], overrides=[fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, None)])
+write("spot-service-linked-role-missing", b, ["KD4004"])
+
+# (4) The node role's access entry was created without --type: STANDARD.
+b=bundle("The cluster uses the API authentication mode and the node role's access entry was created without --type, so it is STANDARD: nodes authenticate but get no node permissions and never register.",
+    overrides=[fact({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN, "STANDARD")])])
+for e in b["facts"]:
+    if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="API"
+write("access-entry-standard", b, ["KD5003"])
+
+# (5) Subnets tagged for discovery, security groups not.
+b=bundle("The subnets carry karpenter.sh/discovery: demo but no security group does (the tagging step of the guide was run for subnets only): SecurityGroupsReady is False and nothing launches.",
+    ncs=[custom_nc(failing=("SecurityGroupsReady","SecurityGroupsNotFound","SecurityGroupSelector did not match any SecurityGroups"))],
+    overrides=[fact("ec2SecurityGroups", groups(disc={}))])
+write("security-groups-untagged", b, ["KD3002","KD3008"])
+
+# More single-problem scenarios, one per remaining code.
+b=bundle("The subnet selector asks for karpenter.sh/discovery: demo-cluster, but the subnets are tagged demo (a copied cluster name): SubnetsReady is False.",
+    ncs=[custom_nc({"subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"demo-cluster"}}]}, failing=("SubnetsReady","SubnetsNotFound","SubnetSelector did not match any Subnets"))])
+write("subnet-selector-typo", b, ["KD3001","KD3008"])
+
+X86_AMI="ami-0a1b2c3d4e5f60718"
+b=bundle("An arm64-only NodePool uses an EC2NodeClass pinned to one x86_64 AMI id: \"no instance types satisfy requirements of amis\".",
+    nps=[nodepool(arch=("arm64",))],
+    ncs=[custom_nc({"amiSelectorTerms":[{"id":X86_AMI}],"amiFamily":"AL2023"})],
+    overrides=[fact({"ec2Images":{"filters":[{"name":"image-id","values":[X86_AMI]}],"owners":[]}},
+        [{"imageId":X86_AMI,"name":"amazon-eks-node-al2023-x86_64-standard-1.33-v20261101","architecture":"x86_64","state":"available","ownerId":"602401143452","creationDate":"2026-11-01T00:00:00.000Z","deprecationTime":None,"tags":{}}])])
+write("nodepool-arch-without-ami", b, ["KD3004"])
+
+CTRL="KarpenterController-demo"
+b=bundle("spec.role names the controller's own role (KarpenterController-demo) instead of the node role: EC2 may not assume it, it lacks the node policies, the controller may not pass it, and it is in no aws-auth entry or access entry.",
+    ncs=[custom_nc({"role":CTRL})], overrides=[fact({"iamAttachedRolePolicies":{"role":CTRL}}, [])])
+write("nodeclass-uses-controller-role", b, ["KD2102","KD3005","KD3007","KD5001"])
+
+b=bundle("spec.instanceProfile names KarpenterNodeInstanceProfile-demo, which does not exist in the account: ValidationSucceeded is False (InstanceProfileNotFound).",
+    ncs=[custom_nc({"instanceProfile":PROFILE}, failing=("ValidationSucceeded","InstanceProfileNotFound","Instance profile \"%s\" not found"%PROFILE), drop=("role",))],
+    overrides=[profile_fact(roles=None)])
+write("instance-profile-missing", b, ["KD3006","KD3008"])
+
+b=bundle("The controller role's policy lacks the AllowPassingInstanceRole statement (a hand-trimmed copy of the 1.8.1 policy): iam:PassRole of the node role is not granted and every launch fails with UnauthorizedOperation.")
+b["emulator"]={"rolePolicies":[{"role":CTRL,"name":"karpenter-controller","reference":{"version":"1.8.1","omit":["AllowPassingInstanceRole"]}}]}
+write("passrole-not-granted", b, ["KD2102","KD3007"])
+
+b=bundle("The EC2NodeClass selects two /26 subnets with 59 free addresses each: enough today, not for a scale-up with the VPC CNI's warm IPs (warning).",
+    overrides=[fact("ec2Subnets", subnets(prefix=26))])
+write("subnets-nearly-full", b, ["KD3009"], exit_code=0)
+
+tabbed="- groups:\n  - system:bootstrappers\n  - system:nodes\n  rolearn: %s\n  username: system:node:{{EC2PrivateDNSName}}\n- rolearn: %s\n\tusername: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"%(MNG_ROLE_ARN, NODE_ROLE_ARN)
+b=bundle("aws-auth was edited by hand and the node role's entry is indented with a tab: the whole mapRoles no longer parses, so in this CONFIG_MAP cluster no node role is mapped.",
+    overrides=[fact("awsAuth", aws_auth(tabbed))])
+for e in b["facts"]:
+    if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
+b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
+write("aws-auth-tab-indented", b, ["KD5001","KD5002"])
+
+# Nothing names the cluster: no controller (so no CLUSTER_NAME), a kube context whose cluster
+# entry is neither an EKS ARN nor an eksctl name, and no --cluster. The AWS-side checks cannot
+# know which cluster to judge and say so (unknown, "pass --cluster"), never pass.
+b=bundle("The controller was uninstalled and the kubeconfig's context and cluster entries were renamed (prod / prod-cluster), and --cluster was not given: karpdoctor cannot tell which EKS cluster this is, so the EC2NodeClass and node-join checks are unknown and ask for --cluster.", dep=[])
+b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
+b["target"].update({"cluster":None,"kubeContext":"prod"})
+write("cluster-name-unknown", b, ["KD1001"],
+      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD5001","KD5002","KD5003"],
+      skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"])

@@ -285,10 +285,14 @@ pub async fn execute(
         karpenter_version: target_args.karpenter_version.clone(),
         pre_install: target_args.pre_install,
     };
+    // A replay judges time-dependent facts (a condition stuck for minutes) as of the
+    // recording, so it concludes the same on any later day.
+    let mut recorded_at = None;
     let (backend, hints, mode) = match source {
         Source::Demo => {
             let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?;
             let hints = merge(flag_hints, bundle.hints.clone());
+            recorded_at = bundle.recorded_at.clone();
             (
                 Backend::Recorded(Recorded::from_bundle(bundle)),
                 hints,
@@ -298,6 +302,7 @@ pub async fn execute(
         Source::Replay(bundle) => {
             let bundle = *bundle;
             let hints = merge(flag_hints, bundle.hints.clone());
+            recorded_at = bundle.recorded_at.clone();
             (
                 Backend::Recorded(Recorded::from_bundle(bundle)),
                 hints,
@@ -345,7 +350,11 @@ pub async fn execute(
         });
     }
     let checks = checks.as_slice();
-    let ctx = Arc::new(Context::new(backend, hints, target_args.record.is_some()));
+    let mut ctx = Context::new(backend, hints, target_args.record.is_some());
+    if let Some(at) = recorded_at.and_then(|t| t.parse::<jiff::Timestamp>().ok()) {
+        ctx.set_now(at);
+    }
+    let ctx = Arc::new(ctx);
 
     let needs_aws = checks.iter().any(|c| {
         c.needs.iter().any(|k| {
@@ -429,6 +438,7 @@ async fn self_check(
                 None => continue,
             },
             FactKind::ControllerDeployments => ctx.hints().namespace.clone(),
+            FactKind::AwsAuth => Some("kube-system".to_string()),
             _ => None,
         };
         for op in kind.operations() {
@@ -436,17 +446,27 @@ async fn self_check(
                 verb,
                 group,
                 resource,
+                name,
             } = op
             {
-                reviews.push((kind, *op, *verb, *group, *resource, namespace.clone()));
+                reviews.push((
+                    kind,
+                    *op,
+                    *verb,
+                    *group,
+                    *resource,
+                    namespace.clone(),
+                    *name,
+                ));
             }
         }
     }
-    let answers =
-        futures::future::join_all(reviews.iter().map(|(_, _, verb, group, resource, ns)| {
-            ctx.access_review(verb, group, resource, ns.as_deref())
-        }))
-        .await;
+    let answers = futures::future::join_all(reviews.iter().map(
+        |(_, _, verb, group, resource, ns, name)| {
+            ctx.access_review(verb, group, resource, ns.as_deref(), *name)
+        },
+    ))
+    .await;
     let mut denied = std::collections::BTreeMap::new();
     for ((kind, op, ..), answer) in reviews.into_iter().zip(answers) {
         if let Ok(a) = answer

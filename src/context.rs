@@ -18,8 +18,9 @@ use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
 use crate::facts::{
-    AccessReview, CallerIdentity, ContextEntry, EksAddon, EksCluster, EksNodegroup, FactError,
-    FactKey, FactKind, IamRole, KubeVersion, OidcProvider, PodIdentityAssociation,
+    AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, Ec2Filter, EksAddon,
+    EksCluster, EksNodegroup, FactError, FactKey, FactKind, IamRole, Image, InstanceProfile,
+    KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, Subnet,
 };
 use crate::iam::simulation::{RawResult, Row};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -50,6 +51,7 @@ pub struct Context {
     stats: Mutex<BTreeMap<FactKey, FetchStat>>,
     hints: Hints,
     target: Mutex<Target>,
+    now: jiff::Timestamp,
 }
 
 impl Context {
@@ -63,7 +65,18 @@ impl Context {
             stats: Mutex::new(BTreeMap::new()),
             hints,
             target: Mutex::new(Target::default()),
+            now: jiff::Timestamp::now(),
         }
+    }
+
+    /// The time the run judges "how long" against: now, or when a replayed bundle was
+    /// recorded.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.now
+    }
+
+    pub fn set_now(&mut self, now: jiff::Timestamp) {
+        self.now = now;
     }
 
     pub fn backend(&self) -> &Backend {
@@ -184,6 +197,16 @@ impl Context {
             key @ FactKey::PodIdentityAssociations { .. } => {
                 self.get::<Vec<PodIdentityAssociation>>(key).await.map(drop)
             }
+            FactKey::Ec2Subnets => self.subnets().await.map(drop),
+            FactKey::Ec2SecurityGroups => self.security_groups().await.map(drop),
+            FactKey::Ec2Images { filters, owners } => self.images(filters, owners).await.map(drop),
+            FactKey::SsmParameters { names } => self.ssm_parameters(&names).await.map(drop),
+            FactKey::IamInstanceProfile { name } => self.instance_profile(&name).await.map(drop),
+            FactKey::IamAttachedRolePolicies { role } => {
+                self.attached_role_policies(&role).await.map(drop)
+            }
+            FactKey::EksAccessEntries { cluster } => self.access_entries(&cluster).await.map(drop),
+            FactKey::AwsAuth => self.aws_auth().await.map(drop),
         };
     }
 
@@ -255,12 +278,14 @@ impl Context {
         group: &str,
         resource: &str,
         namespace: Option<&str>,
+        name: Option<&str>,
     ) -> Result<Arc<AccessReview>, FactError> {
         self.get(FactKey::AccessReview {
             verb: verb.to_string(),
             group: group.to_string(),
             resource: resource.to_string(),
             namespace: namespace.map(str::to_string),
+            name: name.map(str::to_string),
         })
         .await
     }
@@ -355,6 +380,68 @@ impl Context {
         .await
     }
 
+    pub async fn subnets(&self) -> Result<Arc<Vec<Subnet>>, FactError> {
+        self.get(FactKey::Ec2Subnets).await
+    }
+
+    pub async fn security_groups(&self) -> Result<Arc<Vec<SecurityGroup>>, FactError> {
+        self.get(FactKey::Ec2SecurityGroups).await
+    }
+
+    /// The images one AMI selector term matches (see `ec2::selectors::image_query`).
+    pub async fn images(
+        &self,
+        filters: Vec<Ec2Filter>,
+        owners: Vec<String>,
+    ) -> Result<Arc<Vec<Image>>, FactError> {
+        self.get(FactKey::Ec2Images { filters, owners }).await
+    }
+
+    /// SSM parameter values by name; `None` for a parameter that does not exist. Callers
+    /// pass the names sorted and deduplicated so one set of names is one fact.
+    pub async fn ssm_parameters(
+        &self,
+        names: &[String],
+    ) -> Result<Arc<BTreeMap<String, Option<String>>>, FactError> {
+        self.get(FactKey::SsmParameters {
+            names: names.to_vec(),
+        })
+        .await
+    }
+
+    pub async fn instance_profile(
+        &self,
+        name: &str,
+    ) -> Result<Arc<Option<InstanceProfile>>, FactError> {
+        self.get(FactKey::IamInstanceProfile {
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn attached_role_policies(
+        &self,
+        role: &str,
+    ) -> Result<Arc<Vec<AttachedPolicy>>, FactError> {
+        self.get(FactKey::IamAttachedRolePolicies {
+            role: role.to_string(),
+        })
+        .await
+    }
+
+    pub async fn access_entries(&self, cluster: &str) -> Result<Arc<Vec<AccessEntry>>, FactError> {
+        self.get(FactKey::EksAccessEntries {
+            cluster: cluster.to_string(),
+        })
+        .await
+    }
+
+    pub async fn aws_auth(
+        &self,
+    ) -> Result<Arc<Option<k8s_openapi::api::core::v1::ConfigMap>>, FactError> {
+        self.get(FactKey::AwsAuth).await
+    }
+
     pub async fn eks_cluster(&self, name: &str) -> Result<Arc<Option<EksCluster>>, FactError> {
         self.get(FactKey::EksCluster {
             name: name.to_string(),
@@ -383,12 +470,31 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Some(items) if !items.iter().all(named) => fail("a listed object has no metadata.name"),
             Some(_) => Ok(()),
         },
-        FactKind::Crd | FactKind::ServiceAccount | FactKind::Node
+        FactKind::Crd | FactKind::ServiceAccount | FactKind::Node | FactKind::AwsAuth
             if value.is_null() || named(value) =>
         {
             Ok(())
         }
-        FactKind::ServiceAccount | FactKind::Node => fail("expected an object with metadata.name"),
+        FactKind::ServiceAccount | FactKind::Node | FactKind::AwsAuth => {
+            fail("expected an object with metadata.name")
+        }
+        FactKind::Ec2Subnets => list_of(key, value, "subnetId", "subnets with ids"),
+        FactKind::Ec2SecurityGroups => list_of(key, value, "groupId", "security groups with ids"),
+        FactKind::Ec2Images => list_of(key, value, "imageId", "images with ids"),
+        FactKind::IamAttachedRolePolicies => list_of(key, value, "policyArn", "policies with ARNs"),
+        FactKind::EksAccessEntries => {
+            list_of(key, value, "principalArn", "entries with principals")
+        }
+        FactKind::SsmParameters => match value.as_object() {
+            Some(m) if m.values().all(|v| v.is_null() || v.is_string()) => Ok(()),
+            _ => fail("expected parameter values by name"),
+        },
+        FactKind::IamInstanceProfile
+            if value.is_null() || value.get("arn").is_some_and(Value::is_string) =>
+        {
+            Ok(())
+        }
+        FactKind::IamInstanceProfile => fail("expected an instance profile with an ARN"),
         FactKind::EksAddon
             if value.is_null() || value.get("name").is_some_and(Value::is_string) =>
         {
@@ -448,6 +554,22 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
         FactKind::AccessReview => fail("expected an access review answer"),
         // Decoding rejects missing fields for these (no serde defaults).
         FactKind::CallerIdentity => Ok(()),
+    }
+}
+
+/// A list whose items all carry the string field `field` (their identity).
+fn list_of(key: &FactKey, value: &Value, field: &str, what: &str) -> Result<(), FactError> {
+    match value.as_array() {
+        Some(items)
+            if items
+                .iter()
+                .all(|i| i.get(field).is_some_and(Value::is_string)) =>
+        {
+            Ok(())
+        }
+        _ => Err(FactError::Malformed {
+            message: format!("{key}: expected a list of {what}"),
+        }),
     }
 }
 

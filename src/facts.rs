@@ -64,12 +64,37 @@ pub enum FactKey {
         resources: Vec<String>,
         context: Vec<ContextEntry>,
     },
+    /// Every subnet of the region (`ec2:DescribeSubnets`, paged): EC2NodeClass selectors are
+    /// re-run locally over the whole list, which also finds near misses.
+    Ec2Subnets,
+    /// Every security group of the region (`ec2:DescribeSecurityGroups`, paged).
+    Ec2SecurityGroups,
+    /// `ec2:DescribeImages` with filters and owners, as Karpenter queries one AMI selector
+    /// term (deprecated images included). Unknown ids match nothing; they are not an error.
+    Ec2Images {
+        filters: Vec<Ec2Filter>,
+        owners: Vec<String>,
+    },
+    /// `ssm:GetParameters` (in batches of ten): name → value, `null` for a parameter that does
+    /// not exist.
+    SsmParameters { names: Vec<String> },
+    /// `iam:GetInstanceProfile`; absent is `null`.
+    IamInstanceProfile { name: String },
+    /// `iam:ListAttachedRolePolicies` of one role (paged).
+    IamAttachedRolePolicies { role: String },
+    /// EKS access entries of a cluster (list, then describe each for its type and username).
+    EksAccessEntries { cluster: String },
+    /// The `kube-system/aws-auth` ConfigMap; absent is `null`.
+    AwsAuth,
     /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
     AccessReview {
         verb: String,
         group: String,
         resource: String,
         namespace: Option<String>,
+        /// For operations limited to one object (`resourceNames` in RBAC).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
 }
 
@@ -95,6 +120,22 @@ pub enum FactKind {
     EksAddon,
     EksNodegroup,
     Simulation,
+    Ec2Subnets,
+    Ec2SecurityGroups,
+    Ec2Images,
+    SsmParameters,
+    IamInstanceProfile,
+    IamAttachedRolePolicies,
+    EksAccessEntries,
+    AwsAuth,
+}
+
+/// One `Filters` entry of an EC2 describe call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ec2Filter {
+    pub name: String,
+    pub values: Vec<String>,
 }
 
 /// One IAM simulation context entry (`ContextEntry`): a key, its type as IAM spells it
@@ -116,6 +157,9 @@ pub enum ApiOp {
         verb: &'static str,
         group: &'static str,
         resource: &'static str,
+        /// The one object the operation reads, when it is limited to one name (the
+        /// ClusterRole then grants `resourceNames` instead of the whole resource).
+        name: Option<&'static str>,
     },
     Aws {
         service: &'static str,
@@ -130,11 +174,13 @@ impl fmt::Display for ApiOp {
                 verb,
                 group: "",
                 resource,
+                ..
             } => write!(f, "{verb} {resource}"),
             ApiOp::Kube {
                 verb,
                 group,
                 resource,
+                ..
             } => write!(f, "{verb} {resource}.{group}"),
             ApiOp::Aws { service, action } => write!(f, "{service}:{action}"),
         }
@@ -146,6 +192,7 @@ const fn kube(verb: &'static str, group: &'static str, resource: &'static str) -
         verb,
         group,
         resource,
+        name: None,
     }
 }
 
@@ -182,6 +229,14 @@ impl FactKind {
         FactKind::EksAddon,
         FactKind::EksNodegroup,
         FactKind::Simulation,
+        FactKind::Ec2Subnets,
+        FactKind::Ec2SecurityGroups,
+        FactKind::Ec2Images,
+        FactKind::SsmParameters,
+        FactKind::IamInstanceProfile,
+        FactKind::IamAttachedRolePolicies,
+        FactKind::EksAccessEntries,
+        FactKind::AwsAuth,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -224,6 +279,23 @@ impl FactKind {
             FactKind::EksAddon => ops![aws("eks", "DescribeAddon")],
             FactKind::EksNodegroup => ops![aws("eks", "DescribeNodegroup")],
             FactKind::Simulation => ops![aws("iam", "SimulatePrincipalPolicy")],
+            FactKind::Ec2Subnets => ops![aws("ec2", "DescribeSubnets")],
+            FactKind::Ec2SecurityGroups => ops![aws("ec2", "DescribeSecurityGroups")],
+            FactKind::Ec2Images => ops![aws("ec2", "DescribeImages")],
+            FactKind::SsmParameters => ops![aws("ssm", "GetParameters")],
+            FactKind::IamInstanceProfile => ops![aws("iam", "GetInstanceProfile")],
+            FactKind::IamAttachedRolePolicies => ops![aws("iam", "ListAttachedRolePolicies")],
+            FactKind::EksAccessEntries => ops![
+                aws("eks", "ListAccessEntries"),
+                aws("eks", "DescribeAccessEntry")
+            ],
+            // Only the one ConfigMap: the ClusterRole names it (`resourceNames`).
+            FactKind::AwsAuth => ops![ApiOp::Kube {
+                verb: "get",
+                group: "",
+                resource: "configmaps",
+                name: Some("aws-auth"),
+            }],
         }
     }
 
@@ -236,7 +308,15 @@ impl FactKind {
             FactKind::Ec2NodeClasses => Some(FactKey::Ec2NodeClasses),
             FactKind::NodeClaims => Some(FactKey::NodeClaims),
             FactKind::CallerIdentity => Some(FactKey::CallerIdentity),
-            FactKind::ControllerDeployments
+            FactKind::Ec2Subnets => Some(FactKey::Ec2Subnets),
+            FactKind::Ec2SecurityGroups => Some(FactKey::Ec2SecurityGroups),
+            FactKind::AwsAuth => Some(FactKey::AwsAuth),
+            FactKind::Ec2Images
+            | FactKind::SsmParameters
+            | FactKind::IamInstanceProfile
+            | FactKind::IamAttachedRolePolicies
+            | FactKind::EksAccessEntries
+            | FactKind::ControllerDeployments
             | FactKind::Pods
             | FactKind::Crd
             | FactKind::EksCluster
@@ -273,6 +353,14 @@ impl FactKey {
             FactKey::EksAddon { .. } => FactKind::EksAddon,
             FactKey::EksNodegroup { .. } => FactKind::EksNodegroup,
             FactKey::Simulation { .. } => FactKind::Simulation,
+            FactKey::Ec2Subnets => FactKind::Ec2Subnets,
+            FactKey::Ec2SecurityGroups => FactKind::Ec2SecurityGroups,
+            FactKey::Ec2Images { .. } => FactKind::Ec2Images,
+            FactKey::SsmParameters { .. } => FactKind::SsmParameters,
+            FactKey::IamInstanceProfile { .. } => FactKind::IamInstanceProfile,
+            FactKey::IamAttachedRolePolicies { .. } => FactKind::IamAttachedRolePolicies,
+            FactKey::EksAccessEntries { .. } => FactKind::EksAccessEntries,
+            FactKey::AwsAuth => FactKind::AwsAuth,
         }
     }
 }
@@ -314,6 +402,29 @@ impl fmt::Display for FactKey {
                 "IAM simulation of {} action(s) for {principal}",
                 actions.len()
             ),
+            FactKey::Ec2Subnets => f.write_str("EC2 subnets"),
+            FactKey::Ec2SecurityGroups => f.write_str("EC2 security groups"),
+            FactKey::Ec2Images { filters, owners } => {
+                let filters: Vec<String> = filters
+                    .iter()
+                    .map(|x| format!("{}={}", x.name, x.values.join("|")))
+                    .collect();
+                write!(f, "EC2 images ({})", filters.join(", "))?;
+                if !owners.is_empty() {
+                    write!(f, " owned by {}", owners.join(", "))?;
+                }
+                Ok(())
+            }
+            FactKey::SsmParameters { names } => match names.as_slice() {
+                [one] => write!(f, "SSM parameter {one}"),
+                many => write!(f, "{} SSM parameters", many.len()),
+            },
+            FactKey::IamInstanceProfile { name } => write!(f, "IAM instance profile {name}"),
+            FactKey::IamAttachedRolePolicies { role } => {
+                write!(f, "managed policies attached to IAM role {role}")
+            }
+            FactKey::EksAccessEntries { cluster } => write!(f, "EKS access entries of {cluster}"),
+            FactKey::AwsAuth => f.write_str("ConfigMap kube-system/aws-auth"),
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
@@ -327,12 +438,16 @@ impl fmt::Display for FactKey {
                 group,
                 resource,
                 namespace,
+                name,
             } => {
-                let what = if group.is_empty() {
+                let mut what = if group.is_empty() {
                     resource.clone()
                 } else {
                     format!("{resource}.{group}")
                 };
+                if let Some(name) = name {
+                    what = format!("{what}/{name}");
+                }
                 match namespace {
                     Some(ns) => write!(f, "access review: {verb} {what} in {ns}"),
                     None => write!(f, "access review: {verb} {what}"),
@@ -471,6 +586,75 @@ pub struct PodIdentityAssociation {
     pub namespace: String,
     pub service_account: String,
     pub role_arn: String,
+}
+
+/// One subnet (`ec2:DescribeSubnets`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Subnet {
+    pub subnet_id: String,
+    pub vpc_id: String,
+    pub availability_zone: String,
+    pub availability_zone_id: String,
+    pub cidr_block: String,
+    pub available_ip_address_count: i64,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// One security group (`ec2:DescribeSecurityGroups`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SecurityGroup {
+    pub group_id: String,
+    pub group_name: String,
+    pub vpc_id: String,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// One AMI (`ec2:DescribeImages`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Image {
+    pub image_id: String,
+    pub name: String,
+    /// `x86_64` or `arm64`, as EC2 spells it.
+    pub architecture: String,
+    pub state: String,
+    pub owner_id: String,
+    pub creation_date: Option<String>,
+    pub deprecation_time: Option<String>,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// `iam:GetInstanceProfile`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceProfile {
+    pub name: String,
+    pub arn: String,
+    pub path: String,
+    /// Role ARNs (an instance profile holds at most one).
+    pub roles: Vec<String>,
+}
+
+/// One managed policy attached to a role.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AttachedPolicy {
+    pub policy_name: String,
+    pub policy_arn: String,
+}
+
+/// One EKS access entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccessEntry {
+    pub principal_arn: String,
+    /// `STANDARD`, `EC2_LINUX`, `EC2_WINDOWS`, `FARGATE_LINUX`, `HYBRID_LINUX`, `EC2`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub username: String,
+    pub kubernetes_groups: Vec<String>,
 }
 
 /// The answer of a SelfSubjectAccessReview.

@@ -166,10 +166,10 @@ pub fn check_kube(
         ["namespaces", _ns, more @ ..] if !more.is_empty() => more,
         other => other,
     };
-    let (resource, has_name) = match rest {
-        [resource] => (resource.to_string(), false),
-        [resource, _name] => (resource.to_string(), true),
-        [resource, _name, sub] => (format!("{resource}/{sub}"), true),
+    let (resource, object) = match rest {
+        [resource] => (resource.to_string(), None),
+        [resource, name] => (resource.to_string(), Some(*name)),
+        [resource, name, sub] => (format!("{resource}/{sub}"), Some(*name)),
         _ => {
             return Err(Refused {
                 op: format!("{method} {path}"),
@@ -179,6 +179,7 @@ pub fn check_kube(
     };
     let watching =
         query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    let has_name = object.is_some();
     let verb = match *method {
         http::Method::GET if watching => "watch",
         http::Method::GET if has_name => "get",
@@ -207,8 +208,10 @@ pub fn check_kube(
     let declared_op = FactKind::ALL.iter().any(|k| {
         k.operations().iter().any(|d| {
             // A declared `list` also covers `watch`, which kube may use for the same data.
-            matches!(d, ApiOp::Kube { verb: v, group: g, resource: r }
-                if *g == group && *r == resource && (*v == verb || (*v == "list" && verb == "watch")))
+            // An operation declared for one object allows that object only.
+            matches!(d, ApiOp::Kube { verb: v, group: g, resource: r, name: n }
+                if *g == group && *r == resource && (*v == verb || (*v == "list" && verb == "watch"))
+                    && (n.is_none() || *n == object))
         })
     });
     if !declared_op {

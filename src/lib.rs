@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod arn;
+pub mod awsauth;
 pub mod backend;
 pub mod bundle;
 pub mod check;
@@ -14,6 +15,7 @@ pub mod checks;
 pub mod cli;
 pub mod context;
 pub mod docs;
+pub mod ec2;
 pub mod engine;
 pub mod error;
 pub mod facts;

@@ -16,6 +16,9 @@ use crate::facts::{ApiOp, FactKind};
 pub struct Permissions {
     /// `(api group, resource)` → verbs.
     pub kube: BTreeMap<(String, String), BTreeSet<String>>,
+    /// `(api group, resource)` → the only object names read, for resources every operation
+    /// reads by one name (`resourceNames`); absent when any operation reads the whole resource.
+    pub kube_names: BTreeMap<(String, String), BTreeSet<String>>,
     /// IAM actions (`sts:GetCallerIdentity`).
     pub aws: BTreeSet<String>,
     /// Per check (and `run` for the run itself): the permissions without which it is `unknown`.
@@ -43,6 +46,8 @@ pub fn run_needs(checks: &[&'static CheckInfo]) -> Vec<FactKind> {
 
 pub fn for_checks(checks: &[&'static CheckInfo]) -> Permissions {
     let mut p = Permissions::default();
+    // Resources some operation reads without a name: no `resourceNames` for them.
+    let mut unnamed = BTreeSet::new();
     let run = run_needs(checks);
     let entries =
         std::iter::once(("run", run.as_slice())).chain(checks.iter().map(|c| (c.code, c.needs)));
@@ -55,11 +60,21 @@ pub fn for_checks(checks: &[&'static CheckInfo]) -> Permissions {
                     verb,
                     group,
                     resource,
+                    name,
                 } => {
+                    let key = (group.to_string(), resource.to_string());
                     p.kube
-                        .entry((group.to_string(), resource.to_string()))
+                        .entry(key.clone())
                         .or_default()
                         .insert(verb.to_string());
+                    match name {
+                        Some(n) => {
+                            p.kube_names.entry(key).or_default().insert(n.to_string());
+                        }
+                        None => {
+                            unnamed.insert(key);
+                        }
+                    }
                 }
                 ApiOp::Aws { service, action } => {
                     p.aws.insert(format!("{service}:{action}"));
@@ -68,6 +83,7 @@ pub fn for_checks(checks: &[&'static CheckInfo]) -> Permissions {
         }
         p.per_check.push((code, mine.into_iter().collect()));
     }
+    p.kube_names.retain(|key, _| !unnamed.contains(key));
     p
 }
 
@@ -106,6 +122,10 @@ impl Permissions {
                     .map(|((group, resource), verbs)| PolicyRule {
                         api_groups: Some(vec![group.clone()]),
                         resources: Some(vec![resource.clone()]),
+                        resource_names: self
+                            .kube_names
+                            .get(&(group.clone(), resource.clone()))
+                            .map(|names| names.iter().cloned().collect()),
                         verbs: verbs.iter().cloned().collect(),
                         ..PolicyRule::default()
                     })
@@ -127,13 +147,21 @@ impl Permissions {
 
     pub fn text(&self) -> String {
         let mut out = String::from("Kubernetes (ClusterRole rules):\n");
-        for ((group, resource), verbs) in &self.kube {
+        for (key @ (group, resource), verbs) in &self.kube {
+            let names = self.kube_names.get(key);
             let group = if group.is_empty() {
                 "\"\" (core)"
             } else {
                 group
             };
             let verbs: Vec<&str> = verbs.iter().map(String::as_str).collect();
+            let resource = match names {
+                Some(names) => format!(
+                    "{resource} ({})",
+                    names.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+                None => resource.clone(),
+            };
             out.push_str(&format!(
                 "  {resource:<28} {group:<28} {}\n",
                 verbs.join(", ")

@@ -2,7 +2,7 @@
 //! docs index all derive from [`CHECKS`]; nothing keeps a second list.
 
 use crate::check::{Category, CheckInfo};
-use crate::checks::{identity, install, nodepool, preinstall};
+use crate::checks::{identity, install, nodeclass, nodejoin, nodepool, preinstall};
 
 /// Every active check. Keep sorted by code (a test enforces it).
 pub static CHECKS: &[&CheckInfo] = &[
@@ -22,7 +22,20 @@ pub static CHECKS: &[&CheckInfo] = &[
     &identity::controller_policy_overbroad::CONTROLLER_POLICY_OVERBROAD,
     &preinstall::install_action_blocked_by_scp::INSTALL_ACTION_BLOCKED_BY_SCP,
     &preinstall::install_prerequisites_missing::INSTALL_PREREQUISITES_MISSING,
+    &nodeclass::subnets_unresolved::NODECLASS_SUBNETS_UNRESOLVED,
+    &nodeclass::security_groups_unresolved::NODECLASS_SECURITY_GROUPS_UNRESOLVED,
+    &nodeclass::ami_unresolvable::NODECLASS_AMI_UNRESOLVABLE,
+    &nodeclass::ami_mismatch::NODECLASS_AMI_MISMATCH,
+    &nodeclass::node_role_invalid::NODECLASS_NODE_ROLE_INVALID,
+    &nodeclass::instance_profile_invalid::NODECLASS_INSTANCE_PROFILE_INVALID,
+    &nodeclass::passrole_denied::NODECLASS_PASSROLE_DENIED,
+    &nodeclass::not_ready::NODECLASS_NOT_READY,
+    &nodeclass::subnet_ips_low::NODECLASS_SUBNET_IPS_LOW,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
+    &nodepool::spot_service_linked_role_missing::SPOT_SERVICE_LINKED_ROLE_MISSING,
+    &nodejoin::node_role_not_mapped::NODE_ROLE_NOT_MAPPED,
+    &nodejoin::aws_auth_malformed::AWS_AUTH_MALFORMED,
+    &nodejoin::access_entry_wrong_type::ACCESS_ENTRY_WRONG_TYPE,
 ];
 
 /// Codes that were used once and are retired: never reuse them.

@@ -49,7 +49,13 @@ struct AwsClients {
     sts: aws_sdk_sts::Client,
     eks: aws_sdk_eks::Client,
     iam: aws_sdk_iam::Client,
+    ec2: aws_sdk_ec2::Client,
+    ssm: aws_sdk_ssm::Client,
 }
+
+/// Requests in flight at once for fan-out reads (one describe per listed item): enough to
+/// hide latency, few enough to stay clear of the services' throttling.
+const FAN_OUT: usize = 8;
 
 pub struct Live {
     kube: Option<kube::Client>,
@@ -151,6 +157,16 @@ impl Live {
                     ),
                     iam: aws_sdk_iam::Client::from_conf(
                         aws_sdk_iam::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    ec2: aws_sdk_ec2::Client::from_conf(
+                        aws_sdk_ec2::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    ssm: aws_sdk_ssm::Client::from_conf(
+                        aws_sdk_ssm::config::Builder::from(&sdk)
                             .interceptor(guard)
                             .build(),
                     ),
@@ -197,6 +213,7 @@ impl Live {
                 group,
                 resource,
                 namespace,
+                name,
             } => {
                 use k8s_openapi::api::authorization::v1::{
                     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
@@ -208,6 +225,7 @@ impl Live {
                             group: Some(group.clone()),
                             resource: Some(resource.clone()),
                             namespace: namespace.clone(),
+                            name: name.clone(),
                             ..ResourceAttributes::default()
                         }),
                         ..SelfSubjectAccessReviewSpec::default()
@@ -415,6 +433,206 @@ impl Live {
                     }
                 }
                 Ok(Value::Array(out))
+            }
+            FactKey::Ec2Subnets => {
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .ec2
+                    .describe_subnets()
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("ec2:DescribeSubnets", e))?;
+                    out.extend(page.subnets().iter().map(|s| {
+                        json!({
+                            "subnetId": s.subnet_id().unwrap_or_default(),
+                            "vpcId": s.vpc_id().unwrap_or_default(),
+                            "availabilityZone": s.availability_zone().unwrap_or_default(),
+                            "availabilityZoneId": s.availability_zone_id().unwrap_or_default(),
+                            "cidrBlock": s.cidr_block().unwrap_or_default(),
+                            "availableIpAddressCount": s.available_ip_address_count().unwrap_or_default(),
+                            "tags": ec2_tags(s.tags()),
+                        })
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::Ec2SecurityGroups => {
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .ec2
+                    .describe_security_groups()
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("ec2:DescribeSecurityGroups", e))?;
+                    out.extend(page.security_groups().iter().map(|g| {
+                        json!({
+                            "groupId": g.group_id().unwrap_or_default(),
+                            "groupName": g.group_name().unwrap_or_default(),
+                            "vpcId": g.vpc_id().unwrap_or_default(),
+                            "tags": ec2_tags(g.tags()),
+                        })
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::Ec2Images { filters, owners } => {
+                use aws_sdk_ec2::types::Filter;
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .ec2
+                    .describe_images()
+                    .set_filters(Some(
+                        filters
+                            .iter()
+                            .map(|f| {
+                                Filter::builder()
+                                    .name(&f.name)
+                                    .set_values(Some(f.values.clone()))
+                                    .build()
+                            })
+                            .collect(),
+                    ))
+                    .set_owners((!owners.is_empty()).then(|| owners.clone()))
+                    // Karpenter still uses a deprecated image when nothing newer matches.
+                    .include_deprecated(true)
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("ec2:DescribeImages", e))?;
+                    out.extend(page.images().iter().map(|i| {
+                        json!({
+                            "imageId": i.image_id().unwrap_or_default(),
+                            "name": i.name().unwrap_or_default(),
+                            "architecture": i.architecture().map(|a| a.as_str().to_string()).unwrap_or_default(),
+                            "state": i.state().map(|a| a.as_str().to_string()).unwrap_or_default(),
+                            "ownerId": i.owner_id().unwrap_or_default(),
+                            "creationDate": i.creation_date(),
+                            "deprecationTime": i.deprecation_time(),
+                            "tags": ec2_tags(i.tags()),
+                        })
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::SsmParameters { names } => {
+                let ssm = &self.aws().await?.ssm;
+                // GetParameters takes at most ten names per request.
+                let answers = futures::future::join_all(
+                    names
+                        .chunks(10)
+                        .map(|chunk| ssm.get_parameters().set_names(Some(chunk.to_vec())).send()),
+                )
+                .await;
+                let mut out = serde_json::Map::new();
+                for answer in answers {
+                    let answer = answer.map_err(|e| aws_error("ssm:GetParameters", e))?;
+                    for p in answer.parameters() {
+                        if let Some(name) = p.name() {
+                            out.insert(name.to_string(), json!(p.value()));
+                        }
+                    }
+                    for missing in answer.invalid_parameters() {
+                        out.insert(missing.clone(), Value::Null);
+                    }
+                }
+                Ok(Value::Object(out))
+            }
+            FactKey::IamInstanceProfile { name } => {
+                let res = self
+                    .aws()
+                    .await?
+                    .iam
+                    .get_instance_profile()
+                    .instance_profile_name(name)
+                    .send()
+                    .await;
+                let Some(out) = absent_as_none("iam:GetInstanceProfile", res, |e| {
+                    e.is_no_such_entity_exception()
+                })?
+                else {
+                    return Ok(Value::Null);
+                };
+                Ok(match out.instance_profile() {
+                    Some(p) => json!({
+                        "name": p.instance_profile_name(),
+                        "arn": p.arn(),
+                        "path": p.path(),
+                        "roles": p.roles().iter().map(|r| r.arn()).collect::<Vec<_>>(),
+                    }),
+                    None => Value::Null,
+                })
+            }
+            FactKey::IamAttachedRolePolicies { role } => {
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .iam
+                    .list_attached_role_policies()
+                    .role_name(role)
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("iam:ListAttachedRolePolicies", e))?;
+                    out.extend(page.attached_policies().iter().map(|p| {
+                        json!({
+                            "policyName": p.policy_name().unwrap_or_default(),
+                            "policyArn": p.policy_arn().unwrap_or_default(),
+                        })
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::EksAccessEntries { cluster } => {
+                let eks = &self.aws().await?.eks;
+                let mut principals = Vec::new();
+                let mut pages = eks
+                    .list_access_entries()
+                    .cluster_name(cluster)
+                    .into_paginator()
+                    .send();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("eks:ListAccessEntries", e))?;
+                    principals.extend(page.access_entries().iter().cloned());
+                }
+                // Bounded fan-out: FAN_OUT describes in flight, batch after batch.
+                let mut described = Vec::new();
+                for batch in principals.chunks(FAN_OUT) {
+                    described.extend(
+                        futures::future::join_all(batch.iter().map(|p| {
+                            eks.describe_access_entry()
+                                .cluster_name(cluster)
+                                .principal_arn(p)
+                                .send()
+                        }))
+                        .await,
+                    );
+                }
+                let mut out = Vec::new();
+                for d in described {
+                    let d = d.map_err(|e| aws_error("eks:DescribeAccessEntry", e))?;
+                    if let Some(a) = d.access_entry() {
+                        out.push(json!({
+                            "principalArn": a.principal_arn().unwrap_or_default(),
+                            "type": a.r#type().unwrap_or_default(),
+                            "username": a.username().unwrap_or_default(),
+                            "kubernetesGroups": a.kubernetes_groups(),
+                        }));
+                    }
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::AwsAuth => {
+                self.get_object(&CONFIGMAPS, Some("kube-system"), "aws-auth")
+                    .await
             }
             FactKey::CallerIdentity => {
                 let out = self
@@ -674,6 +892,12 @@ pub const SERVICEACCOUNTS: KubeResource = KubeResource {
     kind: "ServiceAccount",
     plural: "serviceaccounts",
 };
+pub const CONFIGMAPS: KubeResource = KubeResource {
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    plural: "configmaps",
+};
 pub const NODES: KubeResource = KubeResource {
     group: "",
     version: "v1",
@@ -698,6 +922,13 @@ pub const EC2NODECLASSES: KubeResource = KubeResource {
     kind: "EC2NodeClass",
     plural: "ec2nodeclasses",
 };
+
+/// EC2 tags as a map (keys are unique per resource).
+fn ec2_tags(tags: &[aws_sdk_ec2::types::Tag]) -> serde_json::Map<String, Value> {
+    tags.iter()
+        .filter_map(|t| Some((t.key()?.to_string(), json!(t.value().unwrap_or_default()))))
+        .collect()
+}
 
 /// Keeps only Deployments running the controller image or labelled as the Karpenter chart,
 /// so a bundle never carries the cluster's other workloads.

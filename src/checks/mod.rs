@@ -3,5 +3,7 @@
 
 pub mod identity;
 pub mod install;
+pub mod nodeclass;
+pub mod nodejoin;
 pub mod nodepool;
 pub mod preinstall;

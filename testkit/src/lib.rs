@@ -42,6 +42,9 @@ pub struct Cluster {
     /// Resources whose existing objects may be replaced with PUT (update); everything else is
     /// read-only.
     pub writable: BTreeSet<ResourceKey>,
+    /// The kubeconfig `cluster` entry name the recording was made with (an EKS cluster ARN,
+    /// as `aws eks update-kubeconfig` writes it), so a live run resolves the same target.
+    pub context_cluster: Option<String>,
 }
 
 /// Kinds karpdoctor reads, with their plural and whether they are namespaced. Objects of
@@ -100,6 +103,10 @@ impl Cluster {
     pub fn from_bundle(bundle: &Value) -> Cluster {
         let mut c = Cluster {
             version: default_version(),
+            context_cluster: bundle
+                .pointer("/hints/kubeContextCluster")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             ..Cluster::default()
         };
         // Core resources are always served.
@@ -252,6 +259,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "nodePools" => r("karpenter.sh", "v1", "nodepools"),
         "nodeClaims" => r("karpenter.sh", "v1", "nodeclaims"),
         "ec2NodeClasses" => r("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+        "awsAuth" => r("", "v1", "configmaps"),
         _ => {
             let _ = params;
             None
@@ -316,7 +324,21 @@ impl TestServer {
 
     /// A kubeconfig whose current context `test` points at this server with a token user.
     pub fn kubeconfig(&self) -> String {
-        kubeconfig_for(&self.url())
+        let name = self
+            .shared
+            .cluster
+            .lock()
+            .ok()
+            .and_then(|c| c.context_cluster.clone());
+        match name {
+            Some(name) => kubeconfig_for(&self.url())
+                .replace(
+                    "clusters:\n- name: test\n",
+                    &format!("clusters:\n- name: {name}\n"),
+                )
+                .replace("    cluster: test\n", &format!("    cluster: {name}\n")),
+            None => kubeconfig_for(&self.url()),
+        }
     }
 
     /// Replaces the scenario between runs; objects of writable resources (written by the

@@ -247,6 +247,65 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .await
             .unwrap();
     }
+    seed_ec2(&conf, &facts).await;
+    for f in of(&facts, "iamAttachedRolePolicies") {
+        for p in f["value"].as_array().unwrap() {
+            iam.attach_role_policy()
+                .role_name(
+                    f["fact"]["iamAttachedRolePolicies"]["role"]
+                        .as_str()
+                        .unwrap(),
+                )
+                .policy_arn(p["policyArn"].as_str().unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    for f in of(&facts, "iamInstanceProfile") {
+        let v = &f["value"];
+        let name = v["name"].as_str().unwrap();
+        iam.create_instance_profile()
+            .instance_profile_name(name)
+            .path(v["path"].as_str().unwrap_or("/"))
+            .send()
+            .await
+            .unwrap();
+        for role in v["roles"].as_array().unwrap() {
+            iam.add_role_to_instance_profile()
+                .instance_profile_name(name)
+                .role_name(role.as_str().unwrap().rsplit('/').next().unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    for f in of(&facts, "eksAccessEntries") {
+        let cluster = f["fact"]["eksAccessEntries"]["cluster"].as_str().unwrap();
+        for e in f["value"].as_array().unwrap() {
+            eks.create_access_entry()
+                .cluster_name(cluster)
+                .principal_arn(e["principalArn"].as_str().unwrap())
+                .r#type(e["type"].as_str().unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    let ssm = aws_sdk_ssm::Client::new(&conf);
+    for f in of(&facts, "ssmParameters") {
+        for (name, value) in f["value"].as_object().unwrap() {
+            if let Some(value) = value.as_str() {
+                ssm.put_parameter()
+                    .name(name)
+                    .value(value)
+                    .r#type(aws_sdk_ssm::types::ParameterType::String)
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    }
     for f in of(&facts, "oidcProviders") {
         for p in f["value"].as_array().unwrap() {
             let client_ids: Vec<String> = p["clientIds"]
@@ -282,6 +341,113 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                 .namespace(a["namespace"].as_str().unwrap())
                 .service_account(a["serviceAccount"].as_str().unwrap())
                 .role_arn(a["roleArn"].as_str().unwrap())
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// EC2 state of a bundle: VPCs (a /16 around their subnets), subnets, security groups and
+/// images, with the recorded ids pinned through karpmoto's `karpmoto:id` tag.
+async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
+    use aws_sdk_ec2::types::{ArchitectureValues, ResourceType, Tag, TagSpecification};
+    let ec2 = aws_sdk_ec2::Client::new(conf);
+    let spec = |kind: ResourceType, id: &str, tags: &serde_json::Value| {
+        let mut b = TagSpecification::builder()
+            .resource_type(kind)
+            .tags(Tag::builder().key("karpmoto:id").value(id).build());
+        for (k, v) in tags.as_object().into_iter().flatten() {
+            b = b.tags(
+                Tag::builder()
+                    .key(k)
+                    .value(v.as_str().unwrap_or_default())
+                    .build(),
+            );
+        }
+        b.build()
+    };
+    let listed = |name: &str| -> Vec<serde_json::Value> {
+        facts
+            .iter()
+            .filter(|f| f["fact"] == name)
+            .filter_map(|f| f["value"].as_array().cloned())
+            .flatten()
+            .collect()
+    };
+    let (subnets, groups) = (listed("ec2Subnets"), listed("ec2SecurityGroups"));
+    let mut vpcs = std::collections::BTreeMap::new();
+    for s in &subnets {
+        let cidr = s["cidrBlock"].as_str().unwrap();
+        let octets: Vec<&str> = cidr.split('.').collect();
+        vpcs.entry(s["vpcId"].as_str().unwrap().to_string())
+            .or_insert_with(|| format!("{}.{}.0.0/16", octets[0], octets[1]));
+    }
+    for (i, g) in groups.iter().enumerate() {
+        vpcs.entry(g["vpcId"].as_str().unwrap().to_string())
+            .or_insert_with(|| format!("10.{}.0.0/16", 100 + i));
+    }
+    for (id, cidr) in &vpcs {
+        ec2.create_vpc()
+            .cidr_block(cidr)
+            .tag_specifications(spec(ResourceType::Vpc, id, &serde_json::Value::Null))
+            .send()
+            .await
+            .unwrap();
+    }
+    for s in &subnets {
+        ec2.create_subnet()
+            .vpc_id(s["vpcId"].as_str().unwrap())
+            .cidr_block(s["cidrBlock"].as_str().unwrap())
+            .availability_zone(s["availabilityZone"].as_str().unwrap())
+            .tag_specifications(spec(
+                ResourceType::Subnet,
+                s["subnetId"].as_str().unwrap(),
+                &s["tags"],
+            ))
+            .send()
+            .await
+            .unwrap();
+    }
+    for g in &groups {
+        ec2.create_security_group()
+            .vpc_id(g["vpcId"].as_str().unwrap())
+            .group_name(g["groupName"].as_str().unwrap())
+            .description("seeded from a karpdoctor fixture")
+            .tag_specifications(spec(
+                ResourceType::SecurityGroup,
+                g["groupId"].as_str().unwrap(),
+                &g["tags"],
+            ))
+            .send()
+            .await
+            .unwrap();
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for f in facts
+        .iter()
+        .filter(|f| f["fact"].get("ec2Images").is_some())
+    {
+        for i in f["value"].as_array().into_iter().flatten() {
+            let id = i["imageId"].as_str().unwrap();
+            if !seen.insert(id.to_string()) {
+                continue;
+            }
+            let mut tags = i["tags"].clone();
+            let extra = tags.as_object_mut().unwrap();
+            extra.insert("karpmoto:owner".into(), i["ownerId"].clone());
+            if let Some(t) = i["deprecationTime"].as_str() {
+                extra.insert("karpmoto:deprecation-time".into(), t.into());
+            }
+            if let Some(t) = i["creationDate"].as_str() {
+                extra.insert("karpmoto:creation-date".into(), t.into());
+            }
+            ec2.register_image()
+                .name(i["name"].as_str().unwrap())
+                .architecture(ArchitectureValues::from(
+                    i["architecture"].as_str().unwrap(),
+                ))
+                .tag_specifications(spec(ResourceType::Image, id, &tags))
                 .send()
                 .await
                 .unwrap();

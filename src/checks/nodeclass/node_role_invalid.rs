@@ -1,0 +1,196 @@
+//! KD3005: the node role is what a node is inside AWS and in the cluster. A role that does not
+//! exist, that EC2 may not assume, that is the controller's own, or that lacks the EKS node
+//! managed policies gives instances that never join, pull no images, or have no pod network.
+
+use super::{NodeRoleSource, cluster, cluster_arn, node_role_source, object};
+use crate::arn::Arn;
+use crate::check::prelude::*;
+use crate::checks::identity::grants;
+use crate::iam::policy::PolicyDocument;
+
+declare_check! {
+    pub static NODECLASS_NODE_ROLE_INVALID = {
+        code: "KD3005",
+        slug: "nodeclass-node-role-invalid",
+        title: "every EC2NodeClass's node role exists, trusts EC2, is not the controller's role and carries the EKS node policies",
+        category: Nodeclass,
+        severity: Error,
+        needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, IamAttachedRolePolicies, ServiceAccount, PodIdentityAssociations, ControllerDeployments, Pods],
+        run: node_role_invalid,
+    }
+}
+
+const POLICY_PREFIX: &str = "policy/";
+
+async fn node_role_invalid(cx: &CheckCx) -> CheckResult {
+    let (classes, cluster) = futures::future::join(cx.ec2_nodeclasses(), cluster(cx)).await;
+    let (classes, cluster) = (classes?, cluster?);
+    let arn = cluster_arn(&cluster)?;
+    let ec2_principal = if arn.partition == "aws-cn" {
+        "ec2.amazonaws.com.cn"
+    } else {
+        "ec2.amazonaws.com"
+    };
+    // The controller's role, when there is one to compare with (KD2001/KD2004 own the rest).
+    let controller_role = match grants::controller_role(cx).await {
+        Ok((_, role)) => Some(role.arn),
+        // No controller identity to compare with: KD2001/KD2004 report that.
+        Err(FactError::NotInstalled { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    let cni_has_own_identity = cni_has_own_identity(cx, &cluster.name).await?;
+    let mut findings = Vec::new();
+    for nc in classes.iter() {
+        let (name, via) = match node_role_source(nc) {
+            NodeRoleSource::Role(r) => {
+                let name = Arn::parse(&r)
+                    .and_then(|a| a.role_name().map(str::to_string))
+                    .unwrap_or(r);
+                (name, "spec.role".to_string())
+            }
+            NodeRoleSource::InstanceProfile(p) => {
+                // The profile itself is KD3006's; judge the role inside it.
+                let Some(role_arn) = cx
+                    .instance_profile(&p)
+                    .await?
+                    .as_ref()
+                    .as_ref()
+                    .and_then(|ip| ip.roles.first().cloned())
+                else {
+                    continue;
+                };
+                let Some(name) =
+                    Arn::parse(&role_arn).and_then(|a| a.role_name().map(str::to_string))
+                else {
+                    continue;
+                };
+                (name, format!("the role of instance profile {p}"))
+            }
+            NodeRoleSource::None => {
+                findings.push(
+                    Finding::new(object(nc), "neither spec.role nor spec.instanceProfile is set: nodes would have no IAM identity")
+                        .hint(format!("set spec.role to the node role (KarpenterNodeRole-{} in the getting-started guide)", cluster.name)),
+                );
+                continue;
+            }
+        };
+        let Some(role) = cx.iam_role(&name).await?.as_ref().clone() else {
+            findings.push(
+                Finding::new(
+                    object(nc),
+                    format!("{via} names the IAM role {name}, which does not exist in account {}", arn.account),
+                )
+                .evidence("role", name.clone())
+                .hint("create the node role, or point spec.role at the existing one (Terraform modules may add a random suffix to the name)")
+                .fix(format!("aws iam get-role --role-name {name}")),
+            );
+            continue;
+        };
+        let mut problems = Vec::new();
+        if controller_role.as_deref() == Some(role.arn.as_str()) {
+            problems.push("it is the controller's own role: nodes would get the controller's permissions and its trust policy does not let EC2 assume it".to_string());
+        }
+        let trusts_ec2 = PolicyDocument::parse(&role.trust_policy).is_ok_and(|doc| {
+            doc.statements.iter().any(|s| {
+                s.allow
+                    && s.has_principal("Service", ec2_principal)
+                    && s.covers_action("sts:AssumeRole")
+            })
+        });
+        if !trusts_ec2 {
+            problems.push(format!("its trust policy does not let {ec2_principal} assume it (sts:AssumeRole): instances get no credentials"));
+        }
+        let attached = cx.attached_role_policies(&role.name).await?;
+        let has = |names: &[&str]| {
+            attached.iter().any(|p| {
+                names.iter().any(|n| {
+                    p.policy_name == *n || p.policy_arn.rsplit(POLICY_PREFIX).next() == Some(*n)
+                })
+            })
+        };
+        let mut missing = Vec::new();
+        if !has(&["AmazonEKSWorkerNodePolicy"]) {
+            missing.push("AmazonEKSWorkerNodePolicy");
+        }
+        if !has(&[
+            "AmazonEC2ContainerRegistryReadOnly",
+            "AmazonEC2ContainerRegistryPullOnly",
+        ]) {
+            missing.push("AmazonEC2ContainerRegistryPullOnly");
+        }
+        if !cni_has_own_identity && !has(&["AmazonEKS_CNI_Policy"]) {
+            missing.push("AmazonEKS_CNI_Policy");
+        }
+        let ssm_missing = !has(&["AmazonSSMManagedInstanceCore"]);
+        if !missing.is_empty() {
+            problems.push(format!(
+                "it lacks {}{}",
+                missing.join(", "),
+                if cni_has_own_identity { "" } else { " (aws-node has no IRSA or Pod Identity role of its own, so the VPC CNI uses the node role)" }
+            ));
+        }
+        if problems.is_empty() && !ssm_missing {
+            continue;
+        }
+        let mut f = if problems.is_empty() {
+            Finding::new(
+                object(nc),
+                format!("node role {} lacks AmazonSSMManagedInstanceCore: no SSM sessions to debug nodes", role.name),
+            )
+            .severity(Severity::Warning)
+        } else {
+            Finding::new(
+                object(nc),
+                format!("node role {} ({via}): {}", role.name, problems.join("; ")),
+            )
+        };
+        f = f.evidence("role", role.arn.clone()).evidence(
+            "attachedPolicies",
+            attached
+                .iter()
+                .map(|p| p.policy_name.clone())
+                .collect::<Vec<_>>(),
+        );
+        if !trusts_ec2 || controller_role.as_deref() == Some(role.arn.as_str()) {
+            f = f.hint(format!(
+                "use a dedicated node role that trusts {ec2_principal} (KarpenterNodeRole-{} in the getting-started guide)",
+                cluster.name
+            ));
+        } else {
+            f = f.hint("attach the EKS node managed policies to the node role");
+        }
+        let mut attach: Vec<&str> = missing.clone();
+        if ssm_missing {
+            attach.push("AmazonSSMManagedInstanceCore");
+        }
+        for policy in attach {
+            f = f.fix(format!(
+                "aws iam attach-role-policy --role-name {} --policy-arn arn:{}:iam::aws:policy/{policy}",
+                role.name, arn.partition
+            ));
+        }
+        findings.push(f);
+    }
+    Ok(findings)
+}
+
+/// Whether the node role can do without `AmazonEKS_CNI_Policy`: the VPC CNI
+/// (`kube-system/aws-node`) has credentials of its own (IRSA or Pod Identity), or the cluster
+/// runs another CNI (no aws-node ServiceAccount).
+async fn cni_has_own_identity(cx: &CheckCx, cluster: &str) -> Result<bool, FactError> {
+    let (sa, assocs) = futures::future::join(
+        cx.service_account("kube-system", "aws-node"),
+        cx.pod_identity_associations(cluster, "kube-system", "aws-node"),
+    )
+    .await;
+    let sa = sa?;
+    let Some(sa) = sa.as_ref() else {
+        return Ok(true);
+    };
+    let irsa = sa
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(crate::checks::identity::wiring::IRSA_ANNOTATION));
+    Ok(irsa || !assocs?.is_empty())
+}

@@ -1,0 +1,48 @@
+//! KD3002: the security groups of a launch come only from `securityGroupSelectorTerms`. A
+//! selector that matches nothing ("SecurityGroupSelector did not match any SecurityGroups")
+//! stops every launch; groups of another VPC fail it with SecurityGroupSubnetVPCMismatch.
+
+use super::{SelectorKind, cluster, judge_selection, malformed_terms};
+use crate::check::prelude::*;
+use crate::ec2;
+
+declare_check! {
+    pub static NODECLASS_SECURITY_GROUPS_UNRESOLVED = {
+        code: "KD3002",
+        slug: "nodeclass-security-groups-unresolved",
+        title: "every EC2NodeClass selects security groups, all in the cluster VPC",
+        category: Nodeclass,
+        severity: Error,
+        needs: [Ec2NodeClasses, Ec2SecurityGroups, EksCluster, ControllerDeployments],
+        run: security_groups_unresolved,
+    }
+}
+
+const KIND: SelectorKind = SelectorKind {
+    field: "securityGroupSelectorTerms",
+    noun: "security group",
+    karpenter_message: "SecurityGroupSelector did not match any SecurityGroups",
+    condition: "SecurityGroupsReady",
+};
+
+async fn security_groups_unresolved(cx: &CheckCx) -> CheckResult {
+    let (classes, groups, cluster) =
+        futures::future::join3(cx.ec2_nodeclasses(), cx.security_groups(), cluster(cx)).await;
+    let (classes, groups, cluster) = (classes?, groups?, cluster?);
+    let region = cx.target().region.unwrap_or_default();
+    let mut findings = Vec::new();
+    for nc in classes.iter() {
+        let terms = match ec2::terms(nc, KIND.field) {
+            Ok(t) => t,
+            Err(problem) => {
+                findings.push(malformed_terms(nc, problem));
+                continue;
+            }
+        };
+        let selected = ec2::select_groups(&terms, &groups);
+        findings.extend(judge_selection(
+            &KIND, nc, &groups, &selected, &terms, &cluster, &region,
+        ));
+    }
+    Ok(findings)
+}

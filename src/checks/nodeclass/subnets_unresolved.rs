@@ -1,0 +1,48 @@
+//! KD3001: Karpenter picks subnets only through `subnetSelectorTerms`. A selector that matches
+//! nothing leaves `SubnetsReady=False` and no node can launch; one that matches subnets of
+//! another VPC launches nodes that cannot join.
+
+use super::{SelectorKind, cluster, judge_selection, malformed_terms};
+use crate::check::prelude::*;
+use crate::ec2;
+
+declare_check! {
+    pub static NODECLASS_SUBNETS_UNRESOLVED = {
+        code: "KD3001",
+        slug: "nodeclass-subnets-unresolved",
+        title: "every EC2NodeClass selects subnets, all in the cluster VPC",
+        category: Nodeclass,
+        severity: Error,
+        needs: [Ec2NodeClasses, Ec2Subnets, EksCluster, ControllerDeployments],
+        run: subnets_unresolved,
+    }
+}
+
+pub const KIND: SelectorKind = SelectorKind {
+    field: "subnetSelectorTerms",
+    noun: "subnet",
+    karpenter_message: "SubnetSelector did not match any Subnets",
+    condition: "SubnetsReady",
+};
+
+async fn subnets_unresolved(cx: &CheckCx) -> CheckResult {
+    let (classes, subnets, cluster) =
+        futures::future::join3(cx.ec2_nodeclasses(), cx.subnets(), cluster(cx)).await;
+    let (classes, subnets, cluster) = (classes?, subnets?, cluster?);
+    let region = cx.target().region.unwrap_or_default();
+    let mut findings = Vec::new();
+    for nc in classes.iter() {
+        let terms = match ec2::terms(nc, KIND.field) {
+            Ok(t) => t,
+            Err(problem) => {
+                findings.push(malformed_terms(nc, problem));
+                continue;
+            }
+        };
+        let selected = ec2::select_subnets(&terms, &subnets);
+        findings.extend(judge_selection(
+            &KIND, nc, &subnets, &selected, &terms, &cluster, &region,
+        ));
+    }
+    Ok(findings)
+}
