@@ -203,6 +203,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add({"serviceAccount":{"namespace":"kube-system","name":"aws-node"}}, aws_node_sa())
     add({"podIdentityAssociations":{"cluster":"demo","namespace":"kube-system","serviceAccount":"aws-node"}}, [])
     add("awsAuth", aws_auth())
+    add("ebsDefaults", {"encryptedByDefault":False,"defaultKmsKeyId":"alias/aws/ebs"})
     add({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN)])
     for (k, v) in (overrides or []):
         F=[e for e in F if e["fact"]!=k]
@@ -234,7 +235,7 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
 # Checks that read EC2NodeClasses: not applicable where the v1 API is not served.
-NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD5001', 'KD5002', 'KD5003']
+NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003']
 # No controller role to simulate (no identity, or a role that does not exist): the simulation
 # checks do not apply; KD2001/KD2004 own the problem.
 GRANTS=["KD2101","KD2102","KD2103","KD2104","KD3007"]
@@ -488,5 +489,24 @@ b=bundle("The controller was uninstalled and the kubeconfig's context and cluste
 b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
 b["target"].update({"cluster":None,"kubeContext":"prod"})
 write("cluster-name-unknown", b, ["KD1001"],
-      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD5001","KD5002","KD5003"],
+      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003"],
       skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"])
+
+
+# A customer managed EBS key: the key policy only delegates to IAM, the controller role's
+# policy (the 1.8.1 reference) grants no KMS use, and spot NodePools need the Spot
+# service-linked role on the key, which nothing grants.
+KEY_ID="1234abcd-12ab-34cd-56ef-1234567890ab"
+KEY_ARN="arn:aws:kms:us-west-2:111122223333:key/"+KEY_ID
+KEY_POLICY=json.dumps({"Version":"2012-10-17","Id":"key-default-1","Statement":[{"Sid":"Enable IAM User Permissions","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:root"},"Action":"kms:*","Resource":"*"}]})
+mixed=nodepool()
+mixed["spec"]["template"]["spec"]["requirements"][1]["values"]=["spot","on-demand"]
+SPOT_SLR={"name":"AWSServiceRoleForEC2Spot","arn":"arn:aws:iam::111122223333:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot","path":"/aws-service-role/spot.amazonaws.com/","trustPolicy":json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"spot.amazonaws.com"},"Action":"sts:AssumeRole"}]}),"permissionsBoundaryArn":None}
+b=bundle("Node volumes are encrypted with a customer managed KMS key whose policy only delegates to IAM; the controller role's policy grants no KMS use and nothing lets the Spot service-linked role use the key: instances are terminated at launch with Client.InternalError.",
+    nps=[mixed],
+    ncs=[custom_nc({"blockDeviceMappings":[{"deviceName":"/dev/xvda","ebs":{"volumeSize":"20Gi","volumeType":"gp3","encrypted":True,"kmsKeyID":KEY_ARN}}]})],
+    overrides=[fact({"kmsKey":{"keyId":KEY_ARN}}, {"keyId":KEY_ID,"arn":KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY}),
+               fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
+b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"]}
+b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"]!="AWSServiceRoleForEC2Spot"]
+write("ebs-cmk-unusable", b, ["KD3010"])

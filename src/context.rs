@@ -18,9 +18,10 @@ use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
 use crate::facts::{
-    AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, Ec2Filter, EksAddon,
-    EksCluster, EksNodegroup, FactError, FactKey, FactKind, IamRole, Image, InstanceProfile,
-    KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, Subnet,
+    AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
+    Ec2Filter, EksAddon, EksCluster, EksNodegroup, FactError, FactKey, FactKind, IamRole, Image,
+    InstanceProfile, KmsKey, KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup,
+    Subnet,
 };
 use crate::iam::simulation::{RawResult, Row};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -207,6 +208,8 @@ impl Context {
             }
             FactKey::EksAccessEntries { cluster } => self.access_entries(&cluster).await.map(drop),
             FactKey::AwsAuth => self.aws_auth().await.map(drop),
+            FactKey::EbsDefaults => self.ebs_defaults().await.map(drop),
+            FactKey::KmsKey { key_id } => self.kms_key(&key_id).await.map(drop),
         };
     }
 
@@ -442,6 +445,17 @@ impl Context {
         self.get(FactKey::AwsAuth).await
     }
 
+    pub async fn ebs_defaults(&self) -> Result<Arc<EbsDefaults>, FactError> {
+        self.get(FactKey::EbsDefaults).await
+    }
+
+    pub async fn kms_key(&self, key_id: &str) -> Result<Arc<Option<KmsKey>>, FactError> {
+        self.get(FactKey::KmsKey {
+            key_id: key_id.to_string(),
+        })
+        .await
+    }
+
     pub async fn eks_cluster(&self, name: &str) -> Result<Arc<Option<EksCluster>>, FactError> {
         self.get(FactKey::EksCluster {
             name: name.to_string(),
@@ -495,6 +509,18 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Ok(())
         }
         FactKind::IamInstanceProfile => fail("expected an instance profile with an ARN"),
+        FactKind::EbsDefaults
+            if value
+                .get("encryptedByDefault")
+                .is_some_and(Value::is_boolean) =>
+        {
+            Ok(())
+        }
+        FactKind::EbsDefaults => fail("expected EBS encryption defaults"),
+        FactKind::KmsKey if value.is_null() || value.get("arn").is_some_and(Value::is_string) => {
+            Ok(())
+        }
+        FactKind::KmsKey => fail("expected a KMS key with an ARN"),
         FactKind::EksAddon
             if value.is_null() || value.get("name").is_some_and(Value::is_string) =>
         {

@@ -86,6 +86,11 @@ pub enum FactKey {
     EksAccessEntries { cluster: String },
     /// The `kube-system/aws-auth` ConfigMap; absent is `null`.
     AwsAuth,
+    /// The account's EBS defaults in the region: encryption by default and the default KMS key
+    /// (`ec2:GetEbsEncryptionByDefault`, `ec2:GetEbsDefaultKmsKeyId`).
+    EbsDefaults,
+    /// `kms:DescribeKey` and the key's default policy (`kms:GetKeyPolicy`); absent is `null`.
+    KmsKey { key_id: String },
     /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
     AccessReview {
         verb: String,
@@ -128,6 +133,8 @@ pub enum FactKind {
     IamAttachedRolePolicies,
     EksAccessEntries,
     AwsAuth,
+    EbsDefaults,
+    KmsKey,
 }
 
 /// One `Filters` entry of an EC2 describe call.
@@ -237,6 +244,8 @@ impl FactKind {
         FactKind::IamAttachedRolePolicies,
         FactKind::EksAccessEntries,
         FactKind::AwsAuth,
+        FactKind::EbsDefaults,
+        FactKind::KmsKey,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -289,6 +298,11 @@ impl FactKind {
                 aws("eks", "ListAccessEntries"),
                 aws("eks", "DescribeAccessEntry")
             ],
+            FactKind::EbsDefaults => ops![
+                aws("ec2", "GetEbsEncryptionByDefault"),
+                aws("ec2", "GetEbsDefaultKmsKeyId")
+            ],
+            FactKind::KmsKey => ops![aws("kms", "DescribeKey"), aws("kms", "GetKeyPolicy")],
             // Only the one ConfigMap: the ClusterRole names it (`resourceNames`).
             FactKind::AwsAuth => ops![ApiOp::Kube {
                 verb: "get",
@@ -311,6 +325,8 @@ impl FactKind {
             FactKind::Ec2Subnets => Some(FactKey::Ec2Subnets),
             FactKind::Ec2SecurityGroups => Some(FactKey::Ec2SecurityGroups),
             FactKind::AwsAuth => Some(FactKey::AwsAuth),
+            FactKind::EbsDefaults => Some(FactKey::EbsDefaults),
+            FactKind::KmsKey => None,
             FactKind::Ec2Images
             | FactKind::SsmParameters
             | FactKind::IamInstanceProfile
@@ -361,6 +377,8 @@ impl FactKey {
             FactKey::IamAttachedRolePolicies { .. } => FactKind::IamAttachedRolePolicies,
             FactKey::EksAccessEntries { .. } => FactKind::EksAccessEntries,
             FactKey::AwsAuth => FactKind::AwsAuth,
+            FactKey::EbsDefaults => FactKind::EbsDefaults,
+            FactKey::KmsKey { .. } => FactKind::KmsKey,
         }
     }
 }
@@ -425,6 +443,8 @@ impl fmt::Display for FactKey {
             }
             FactKey::EksAccessEntries { cluster } => write!(f, "EKS access entries of {cluster}"),
             FactKey::AwsAuth => f.write_str("ConfigMap kube-system/aws-auth"),
+            FactKey::EbsDefaults => f.write_str("EBS encryption defaults"),
+            FactKey::KmsKey { key_id } => write!(f, "KMS key {key_id}"),
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
@@ -655,6 +675,28 @@ pub struct AccessEntry {
     pub kind: String,
     pub username: String,
     pub kubernetes_groups: Vec<String>,
+}
+
+/// The account's EBS encryption defaults in the region.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EbsDefaults {
+    pub encrypted_by_default: bool,
+    /// A key id, ARN or alias; `alias/aws/ebs` is the AWS managed key.
+    pub default_kms_key_id: String,
+}
+
+/// A KMS key and its default key policy.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KmsKey {
+    pub key_id: String,
+    pub arn: String,
+    /// `AWS` or `CUSTOMER`.
+    pub key_manager: String,
+    /// `Enabled`, `Disabled`, `PendingDeletion`, …
+    pub key_state: String,
+    pub policy: String,
 }
 
 /// The answer of a SelfSubjectAccessReview.

@@ -31,6 +31,7 @@ pub static CHECKS: &[&CheckInfo] = &[
     &nodeclass::passrole_denied::NODECLASS_PASSROLE_DENIED,
     &nodeclass::not_ready::NODECLASS_NOT_READY,
     &nodeclass::subnet_ips_low::NODECLASS_SUBNET_IPS_LOW,
+    &nodeclass::ebs_kms_unusable::NODECLASS_EBS_KMS_UNUSABLE,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
     &nodepool::spot_service_linked_role_missing::SPOT_SERVICE_LINKED_ROLE_MISSING,
     &nodejoin::node_role_not_mapped::NODE_ROLE_NOT_MAPPED,

@@ -745,13 +745,14 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
     };
     // Between them these scenarios issue every operation: IRSA and Pod Identity associations
     // (both-irsa…), the Pod Identity path with its add-on, agent pods and nodes, and (for the
-    // permissions not exercised yet only, to bound the time) AMI ids with an instance profile
-    // and NodeClaims read as evidence of an unmapped node role.
+    // permissions not exercised yet only, to bound the time) AMI ids with an instance profile,
+    // NodeClaims read as evidence of an unmapped node role, and a customer managed EBS key.
     let scenarios = [
         ("both-irsa-and-pod-identity", true),
         ("healthy-pod-identity", true),
         ("ami-id-from-other-region", false),
         ("node-role-missing-from-aws-auth", false),
+        ("ebs-cmk-unusable", false),
     ];
     for (name, every) in scenarios {
         let wanted = |exercised: &BTreeSet<String>, p: &str| every || !exercised.contains(p);

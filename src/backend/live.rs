@@ -51,6 +51,7 @@ struct AwsClients {
     iam: aws_sdk_iam::Client,
     ec2: aws_sdk_ec2::Client,
     ssm: aws_sdk_ssm::Client,
+    kms: aws_sdk_kms::Client,
 }
 
 /// Requests in flight at once for fan-out reads (one describe per listed item): enough to
@@ -167,6 +168,11 @@ impl Live {
                     ),
                     ssm: aws_sdk_ssm::Client::from_conf(
                         aws_sdk_ssm::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    kms: aws_sdk_kms::Client::from_conf(
+                        aws_sdk_kms::config::Builder::from(&sdk)
                             .interceptor(guard)
                             .build(),
                     ),
@@ -629,6 +635,47 @@ impl Live {
                     }
                 }
                 Ok(Value::Array(out))
+            }
+            FactKey::EbsDefaults => {
+                let ec2 = &self.aws().await?.ec2;
+                let (by_default, key) = futures::future::join(
+                    ec2.get_ebs_encryption_by_default().send(),
+                    ec2.get_ebs_default_kms_key_id().send(),
+                )
+                .await;
+                let by_default =
+                    by_default.map_err(|e| aws_error("ec2:GetEbsEncryptionByDefault", e))?;
+                let key = key.map_err(|e| aws_error("ec2:GetEbsDefaultKmsKeyId", e))?;
+                Ok(json!({
+                    "encryptedByDefault": by_default.ebs_encryption_by_default().unwrap_or(false),
+                    "defaultKmsKeyId": key.kms_key_id().unwrap_or("alias/aws/ebs"),
+                }))
+            }
+            FactKey::KmsKey { key_id } => {
+                let kms = &self.aws().await?.kms;
+                let res = kms.describe_key().key_id(key_id).send().await;
+                let Some(out) =
+                    absent_as_none("kms:DescribeKey", res, |e| e.is_not_found_exception())?
+                else {
+                    return Ok(Value::Null);
+                };
+                let Some(meta) = out.key_metadata() else {
+                    return Ok(Value::Null);
+                };
+                // The policy is read by key id: GetKeyPolicy does not take aliases.
+                let policy = kms
+                    .get_key_policy()
+                    .key_id(meta.key_id())
+                    .send()
+                    .await
+                    .map_err(|e| aws_error("kms:GetKeyPolicy", e))?;
+                Ok(json!({
+                    "keyId": meta.key_id(),
+                    "arn": meta.arn(),
+                    "keyManager": meta.key_manager().map(|m| m.as_str().to_string()),
+                    "keyState": meta.key_state().map(|m| m.as_str().to_string()),
+                    "policy": policy.policy().unwrap_or_default(),
+                }))
             }
             FactKey::AwsAuth => {
                 self.get_object(&CONFIGMAPS, Some("kube-system"), "aws-auth")

@@ -33,6 +33,17 @@ struct Data {
     versions: Versions,
     statements: Vec<Statement>,
     install_actions: Vec<InstallAction>,
+    #[serde(default)]
+    supplemental_simulations: Vec<Supplemental>,
+}
+
+/// A simulation outside the reference policy (what a configuration choice, such as a
+/// customer managed EBS key, asks of the controller role).
+#[derive(Deserialize)]
+struct Supplemental {
+    id: String,
+    actions: Vec<String>,
+    simulation: Simulation,
 }
 
 #[derive(Deserialize)]
@@ -252,6 +263,41 @@ impl Probe {
             .iter()
             .filter(move |s| s.actions.iter().any(|a| a == action))
     }
+}
+
+/// The supplemental simulation `id` of the reference data (`ebs-cmk`), rendered with `vars`:
+/// its actions, resources and context. `None` when the data lacks it or a placeholder has no
+/// value.
+pub fn supplemental_probe(id: &str, vars: &BTreeMap<String, String>) -> Option<Probe> {
+    let s = data()?
+        .supplemental_simulations
+        .iter()
+        .find(|s| s.id == id)?;
+    let resources = s
+        .simulation
+        .resource_arns
+        .iter()
+        .map(|r| substitute(&r.arn, vars))
+        .collect::<Option<Vec<_>>>()?;
+    let context = s
+        .simulation
+        .context_entries
+        .iter()
+        .map(|c| {
+            let value = c.value.as_ref()?.as_str()?;
+            Some(ContextEntry {
+                key: c.key.clone(),
+                kind: c.kind.clone(),
+                values: vec![substitute(value, vars)?],
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Probe {
+        statements: Vec::new(),
+        actions: s.actions.clone(),
+        resources,
+        context,
+    })
 }
 
 /// Replaces `{name}` placeholders; `None` if one has no value.

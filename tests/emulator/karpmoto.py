@@ -33,11 +33,12 @@ os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 
 from moto.core.responses import ActionResult, EmptyResult  # noqa: E402
 from moto.core.utils import utcnow  # noqa: E402
-from moto.ec2.exceptions import EC2ClientError  # noqa: E402
+from moto.ec2.exceptions import EC2ClientError, MissingParameterError  # noqa: E402
 from moto.ec2.models import amis as ec2_amis  # noqa: E402
 from moto.ec2.models import security_groups as ec2_security_groups  # noqa: E402
 from moto.ec2.models import subnets as ec2_subnets  # noqa: E402
 from moto.ec2.models import vpcs as ec2_vpcs  # noqa: E402
+from moto.ec2.responses import EC2Response  # noqa: E402
 from moto.ec2.responses.amis import AmisResponse  # noqa: E402
 from moto.eks import models as eks_models  # noqa: E402
 from moto.eks import urls as eks_urls  # noqa: E402
@@ -51,6 +52,10 @@ from moto.eks.responses import EKSResponse  # noqa: E402
 from moto.iam import models as iam_models  # noqa: E402
 from moto.iam.exceptions import InvalidInput, NotFoundException  # noqa: E402
 from moto.iam.responses import IamResponse  # noqa: E402
+from moto.kms import models as kms_models  # noqa: E402
+from moto.kms import responses as kms_responses  # noqa: E402
+from moto.kms.exceptions import AlreadyExistsException  # noqa: E402
+from moto.kms.exceptions import ValidationException as KmsValidationException  # noqa: E402
 from moto.organizations.models import organizations_backends  # noqa: E402
 from moto.server import main as moto_main  # noqa: E402
 from moto.ssm.models import SimpleSystemManagerBackend  # noqa: E402
@@ -797,21 +802,29 @@ def _invalid(message):
 
 
 @contextmanager
-def _pin(kind, resource_id, taken):
-    """Make moto's next random id of `kind`, drawn inside the block, be `resource_id`."""
+def _pinning(kind, resource_id):
+    """Make moto's next random id of `kind`, drawn inside the block, be `resource_id` (if not None)."""
     if resource_id is None:
         yield
         return
-    prefix = PINNABLE[kind][2]
-    if not resource_id.startswith(prefix):
-        raise _invalid(f"{PIN_TAG} {resource_id} must start with {prefix}")
-    if taken(resource_id):
-        raise _invalid(f"{PIN_TAG} {resource_id} is already in use")
     setattr(_pins, kind, resource_id)
     try:
         yield
     finally:
         setattr(_pins, kind, None)
+
+
+@contextmanager
+def _pin(kind, resource_id, taken):
+    """_pinning for an EC2 id, after checking its prefix and that it is unused."""
+    if resource_id is not None:
+        prefix = PINNABLE[kind][2]
+        if not resource_id.startswith(prefix):
+            raise _invalid(f"{PIN_TAG} {resource_id} must start with {prefix}")
+        if taken(resource_id):
+            raise _invalid(f"{PIN_TAG} {resource_id} is already in use")
+    with _pinning(kind, resource_id):
+        yield
 
 
 # Backend wrappers: each receives its tags in the format moto's response hands over.
@@ -919,6 +932,123 @@ def describe_images(self):
 
 
 # ---------------------------------------------------------------------------
+# EC2: the account's default KMS key for EBS encryption
+# ---------------------------------------------------------------------------
+
+# What GetEbsDefaultKmsKeyId reports for an account and region that never changed it.
+DEFAULT_EBS_KMS_KEY = "alias/aws/ebs"
+_EBS_KEY_ATTR = "karpmoto_ebs_default_kms_key_id"  # on the EC2 backend, so /moto-api/reset clears it
+
+
+def _kms_key_arn(backend, key_id):
+    """The key ARN ModifyEbsDefaultKmsKeyId reports: AWS answers an alias with the ARN of the key
+    behind it (AWS CLI example). A key of the caller's account and region is looked up by id,
+    alias or alias ARN; anything else (a key ARN, another account's alias, an unknown name) is
+    kept as given, since AWS only checks the key later, when a volume is encrypted."""
+    if re.fullmatch(r"arn:[^:]+:kms:[^:]*:[^:]*:key/.+", key_id):
+        return key_id
+    name = key_id
+    alias_arn = re.fullmatch(r"arn:[^:]+:kms:([^:]*):([^:]*):(alias/.+)", key_id)
+    if alias_arn:
+        if alias_arn.group(1, 2) != (backend.region_name, backend.account_id):
+            return key_id
+        name = alias_arn.group(3)
+    # Read moto's keys directly: its alias lookup would create AWS managed keys (alias/aws/*).
+    keys = kms_models.kms_backends[backend.account_id][backend.region_name].keys
+    if name.startswith("alias/"):
+        key = next((k for k in keys.values() if name in k.aliases), None)
+    else:
+        key = keys.get(name)
+    return key.arn if key else key_id
+
+
+def _set_ebs_default_key(backend, value, volume_key):
+    setattr(backend, _EBS_KEY_ATTR, value)
+    # moto's CreateVolume(Encrypted=true) without KmsKeyId uses this; "" = moto's alias/aws/ebs key.
+    backend.default_kms_key_id = volume_key
+    return ActionResult({"KmsKeyId": value})
+
+
+def get_ebs_default_kms_key_id(self):
+    self.error_on_dryrun()
+    return ActionResult({"KmsKeyId": getattr(self.ec2_backend, _EBS_KEY_ATTR, DEFAULT_EBS_KMS_KEY)})
+
+
+def modify_ebs_default_kms_key_id(self):
+    self.error_on_dryrun()
+    key_id = self._get_param("KmsKeyId")
+    if not key_id:
+        raise MissingParameterError("KmsKeyId")
+    arn = _kms_key_arn(self.ec2_backend, key_id)
+    return _set_ebs_default_key(self.ec2_backend, arn, arn)
+
+
+def reset_ebs_default_kms_key_id(self):
+    self.error_on_dryrun()
+    return _set_ebs_default_key(self.ec2_backend, DEFAULT_EBS_KMS_KEY, "")
+
+
+# ---------------------------------------------------------------------------
+# KMS: pinned key ids (karpmoto:id), KeyUsage and PolicyName defaults
+# ---------------------------------------------------------------------------
+
+KMS_KEY_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_original_kms_create_key = kms_models.KmsBackend.create_key
+
+
+def kms_create_key(self, policy, key_usage, key_spec, description, tags, multi_region=False, origin="AWS_KMS"):
+    """A `karpmoto:id` tag ([{"TagKey": ..., "TagValue": ...}]) becomes the KeyId and is not stored."""
+    # AWS defaults KeyUsage to ENCRYPT_DECRYPT; moto would keep None and DescribeKey omit it.
+    key_usage = key_usage or "ENCRYPT_DECRYPT"
+    pinned = next((t.get("TagValue") for t in tags or [] if t.get("TagKey") == PIN_TAG), None)
+    if tags:
+        tags = [t for t in tags if t.get("TagKey") != PIN_TAG]
+    if pinned is not None:
+        # moto looks keys up by this form only: a lowercase UUID, with "mrk-" for multi-Region keys.
+        prefix = "mrk-" if multi_region else ""
+        if not (pinned.startswith(prefix) and KMS_KEY_ID.fullmatch(pinned[len(prefix) :])):
+            raise KmsValidationException(
+                f"{PIN_TAG} {pinned} is not a key id like {prefix}1234abcd-12ab-34cd-56ef-1234567890ab"
+            )
+        if pinned in self.keys:
+            raise AlreadyExistsException(f"{PIN_TAG} {pinned} is already in use")
+    with _pinning("kms-key", pinned):
+        return _original_kms_create_key(self, policy, key_usage, key_spec, description, tags, multi_region, origin)
+
+
+_original_create_alias = kms_models.KmsBackend.create_alias
+
+
+def create_alias(self, target_key_id, alias_name):
+    # Callers cannot create these names (moto refuses them); moto makes them itself, as AWS
+    # makes its managed keys on first use (DescribeKey alias/aws/ebs, encrypted CreateVolume).
+    alias = _original_create_alias(self, target_key_id, alias_name)
+    if alias_name in kms_models.RESERVED_ALIASES:
+        self.keys[self.get_key_id(target_key_id)].key_manager = "AWS"
+    return alias
+
+
+def _by_key_id(method):
+    """moto's key-state methods index by raw key id, so a key ARN gave a 500; accept both."""
+
+    def by_key_id(self, key_id, *args):
+        return method(self, self.get_key_id(key_id), *args)
+
+    return by_key_id
+
+
+KEY_STATE_METHODS = ("enable_key", "disable_key", "schedule_key_deletion", "cancel_key_deletion")
+
+_original_assert_default_policy = kms_responses._assert_default_policy
+
+
+def _assert_default_policy(policy_name):
+    # Get/PutKeyPolicy: PolicyName is optional and defaults to "default" (KMS API reference);
+    # moto refuses a missing name with NotFoundException.
+    _original_assert_default_policy("default" if policy_name is None else policy_name)
+
+
+# ---------------------------------------------------------------------------
 # Wiring
 # ---------------------------------------------------------------------------
 
@@ -967,13 +1097,24 @@ def install():
     ec2_security_groups.SecurityGroupBackend.create_security_group = create_security_group
     AmisResponse.register_image = register_image
     AmisResponse.describe_images = describe_images
+    # On EC2Response itself: stock moto defines ModifyEbsDefaultKmsKeyId on a mixin (resolving
+    # the key through KMS and failing for unknown ones), and EC2Response is what the server routes to.
+    for handler in (get_ebs_default_kms_key_id, modify_ebs_default_kms_key_id, reset_ebs_default_kms_key_id):
+        setattr(EC2Response, handler.__name__, handler)
+
+    kms_models.generate_key_id = _pinnable("kms-key", kms_models.generate_key_id)
+    kms_models.KmsBackend.create_key = kms_create_key
+    kms_responses._assert_default_policy = _assert_default_policy
+    kms_models.KmsBackend.create_alias = create_alias
+    for name in KEY_STATE_METHODS:
+        setattr(kms_models.KmsBackend, name, _by_key_id(getattr(kms_models.KmsBackend, name)))
 
     _install_denials()
     logging.getLogger("werkzeug").addFilter(_StartupAndProblemsOnly())
 
 
 # Services karpdoctor calls that speak a JSON protocol; the others answer errors in XML.
-_JSON_SERVICES = {"eks", "ssm", "sqs", "events"}
+_JSON_SERVICES = {"eks", "ssm", "sqs", "events", "kms"}
 
 
 def _install_denials():

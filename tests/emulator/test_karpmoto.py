@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
+import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -54,12 +56,12 @@ def endpoint(tmp_path_factory):
         yield url
 
 
-def client_for(endpoint, account, service):
+def client_for(endpoint, account, service, region=REGION):
     """A boto3 client whose requests all land in `account` (moto's x-moto-account-id)."""
     c = boto3.client(
         service,
         endpoint_url=endpoint,
-        region_name=REGION,
+        region_name=region,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
     )
@@ -826,15 +828,231 @@ def test_register_image_refuses_bad_karpmoto_tags(aws):
     assert ec2.describe_images(Owners=["self"])["Images"] == []
 
 
+# --- KMS: pinned key ids -----------------------------------------------------------------------
+
+KEY_ID = "1234abcd-12ab-34cd-56ef-1234567890ab"
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def kms_tags(**tags):
+    return [{"TagKey": k, "TagValue": v} for k, v in tags.items()]
+
+
+def key_policy(account):
+    return doc(
+        {
+            "Sid": "Enable IAM User Permissions",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{account}:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+        {
+            "Sid": "Allow Karpenter nodes",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{account}:role/KarpenterNodeRole"},
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey*", "kms:CreateGrant"],
+            "Resource": "*",
+        },
+    )
+
+
+def test_kms_pinned_key_id_policy_and_states(aws, account):
+    kms = aws("kms")
+    policy = key_policy(account)
+    created = kms.create_key(
+        Policy=policy, Description="ebs", Tags=kms_tags(**{"karpmoto:id": KEY_ID}, team="platform")
+    )["KeyMetadata"]
+    arn = f"arn:aws:kms:{REGION}:{account}:key/{KEY_ID}"
+    assert (created["KeyId"], created["Arn"], created["AWSAccountId"]) == (KEY_ID, arn, account)
+    kms.create_alias(AliasName="alias/karpenter-ebs", TargetKeyId=KEY_ID)
+
+    for key_ref in (KEY_ID, arn, "alias/karpenter-ebs"):
+        meta = kms.describe_key(KeyId=key_ref)["KeyMetadata"]
+        assert {k: meta[k] for k in ("KeyId", "Arn", "KeyManager", "KeyState", "Enabled", "KeyUsage", "KeySpec")} == {
+            "KeyId": KEY_ID,
+            "Arn": arn,
+            "KeyManager": "CUSTOMER",
+            "KeyState": "Enabled",
+            "Enabled": True,
+            "KeyUsage": "ENCRYPT_DECRYPT",  # AWS's default; stock moto leaves it out
+            "KeySpec": "SYMMETRIC_DEFAULT",
+        }
+    assert "DeletionDate" not in meta
+    assert [k["KeyId"] for k in kms.list_keys()["Keys"]] == [KEY_ID]
+    assert kms.list_resource_tags(KeyId=KEY_ID)["Tags"] == kms_tags(team="platform")  # the pin is not stored
+
+    # The policy comes back byte for byte, with or without PolicyName (default "default").
+    assert kms.get_key_policy(KeyId=KEY_ID, PolicyName="default")["Policy"] == policy
+    assert kms.get_key_policy(KeyId=arn)["Policy"] == policy
+    assert kms.list_key_policies(KeyId=KEY_ID)["PolicyNames"] == ["default"]
+
+    # Without Policy, moto gives the key AWS's default policy (the account root may use it).
+    plain = kms.create_key()["KeyMetadata"]["KeyId"]
+    assert re.fullmatch(UUID, plain)
+    [statement] = json.loads(kms.get_key_policy(KeyId=plain)["Policy"])["Statement"]
+    assert (statement["Principal"], statement["Action"]) == ({"AWS": f"arn:aws:iam::{account}:root"}, "kms:*")
+
+    def state(key_ref=KEY_ID):
+        meta = kms.describe_key(KeyId=key_ref)["KeyMetadata"]
+        return meta["KeyState"], meta["Enabled"]
+
+    kms.disable_key(KeyId=KEY_ID)
+    assert state() == ("Disabled", False)
+    kms.enable_key(KeyId=arn)  # key ARNs work too (stock moto answers them with a 500)
+    assert state() == ("Enabled", True)
+    kms.disable_key(KeyId=arn)
+    assert state() == ("Disabled", False)
+    scheduled = kms.schedule_key_deletion(KeyId=plain, PendingWindowInDays=7)
+    assert scheduled["DeletionDate"] is not None
+    assert state(plain) == ("PendingDeletion", False)
+    assert kms.describe_key(KeyId=plain)["KeyMetadata"]["DeletionDate"] == scheduled["DeletionDate"]
+
+
+def test_kms_unknown_and_aws_managed_keys(aws, account):
+    kms = aws("kms")
+    for key_ref in (KEY_ID, f"arn:aws:kms:{REGION}:{account}:key/{KEY_ID}", "alias/not-there"):
+        with pytest.raises(ClientError) as err:
+            kms.describe_key(KeyId=key_ref)
+        assert_error(err, "NotFoundException", 400)
+    # AWS creates its managed keys on first use; moto does so when the alias is first named.
+    managed = kms.describe_key(KeyId="alias/aws/ebs")["KeyMetadata"]
+    assert (managed["KeyManager"], managed["KeyState"]) == ("AWS", "Enabled")
+    assert kms.describe_key(KeyId=managed["KeyId"])["KeyMetadata"]["Arn"] == managed["Arn"]
+
+
+def test_kms_bad_pins_are_refused(aws):
+    kms = aws("kms")
+    kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))
+    refused = [(KEY_ID, "AlreadyExistsException"), ("key-1", "ValidationException"), (KEY_ID.upper(), "ValidationException")]
+    for pin, code in refused:
+        with pytest.raises(ClientError) as err:
+            kms.create_key(Tags=kms_tags(**{"karpmoto:id": pin}))
+        assert_error(err, code, 400)
+    # A multi-Region key's id carries moto's "mrk-" prefix.
+    with pytest.raises(ClientError) as err:
+        kms.create_key(MultiRegion=True, Tags=kms_tags(**{"karpmoto:id": "2234abcd-12ab-34cd-56ef-1234567890ab"}))
+    assert_error(err, "ValidationException", 400)
+    mrk = "mrk-3234abcd-12ab-34cd-56ef-1234567890ab"
+    assert kms.create_key(MultiRegion=True, Tags=kms_tags(**{"karpmoto:id": mrk}))["KeyMetadata"]["KeyId"] == mrk
+    assert sorted(k["KeyId"] for k in kms.list_keys()["Keys"]) == sorted([KEY_ID, mrk])  # nothing half-made
+
+
+# --- EC2: account EBS encryption defaults ------------------------------------------------------
+
+
+def raw_bodies(client):
+    """operation name -> the XML body the SDK parsed last for it."""
+    bodies = {}
+    client.meta.events.register(
+        "before-parse",
+        lambda operation_model, response_dict, **_: bodies.__setitem__(operation_model.name, response_dict["body"]),
+    )
+    return bodies
+
+
+def assert_ec2_document(body, operation, **fields):
+    """EC2's query-protocol shape: <OperationResponse xmlns=ec2 doc><requestId/><field/>…."""
+    root = ET.fromstring(body)
+    namespace, _, name = root.tag[1:].partition("}")
+    assert (namespace.rstrip("/"), name) == ("http://ec2.amazonaws.com/doc/2016-11-15", f"{operation}Response")
+    children = {child.tag.partition("}")[2]: child.text for child in root}
+    assert children.pop("requestId")
+    assert children == fields
+
+
+def test_ebs_default_kms_key_id(aws, endpoint, account):
+    ec2, kms = aws("ec2"), aws("kms")
+    bodies = raw_bodies(ec2)
+    assert ec2.get_ebs_default_kms_key_id()["KmsKeyId"] == "alias/aws/ebs"
+    assert_ec2_document(bodies["GetEbsDefaultKmsKeyId"], "GetEbsDefaultKmsKeyId", kmsKeyId="alias/aws/ebs")
+
+    arn = kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))["KeyMetadata"]["Arn"]
+    kms.create_alias(AliasName="alias/karpenter-ebs", TargetKeyId=KEY_ID)
+    assert ec2.modify_ebs_default_kms_key_id(KmsKeyId=arn)["KmsKeyId"] == arn
+    assert_ec2_document(bodies["ModifyEbsDefaultKmsKeyId"], "ModifyEbsDefaultKmsKeyId", kmsKeyId=arn)
+    assert ec2.get_ebs_default_kms_key_id()["KmsKeyId"] == arn
+
+    # A key of this account and region, named by id, alias or alias ARN, is reported by its ARN.
+    alias_arn = f"arn:aws:kms:{REGION}:{account}:alias/karpenter-ebs"
+    for key_ref in (KEY_ID, "alias/karpenter-ebs", alias_arn):
+        assert ec2.modify_ebs_default_kms_key_id(KmsKeyId=key_ref)["KmsKeyId"] == arn
+        assert ec2.get_ebs_default_kms_key_id()["KmsKeyId"] == arn
+    # Anything else is kept as given (AWS checks the key only when it encrypts a volume).
+    for key_ref in (
+        "arn:aws:kms:us-west-2:111122223333:key/0ea3fef3-80a7-4778-9d8c-1c0c6ea3fef3",  # another account's key
+        "arn:aws:kms:us-west-2:111122223333:alias/shared",
+        "alias/not-there",
+    ):
+        assert ec2.modify_ebs_default_kms_key_id(KmsKeyId=key_ref)["KmsKeyId"] == key_ref
+        assert ec2.get_ebs_default_kms_key_id()["KmsKeyId"] == key_ref
+
+    # Per account and region.
+    ec2.modify_ebs_default_kms_key_id(KmsKeyId=arn)
+    assert client_for(endpoint, account, "ec2", "us-east-1").get_ebs_default_kms_key_id()["KmsKeyId"] == "alias/aws/ebs"
+    assert client_for(endpoint, str(next(ACCOUNTS)), "ec2").get_ebs_default_kms_key_id()["KmsKeyId"] == "alias/aws/ebs"
+
+    # An encrypted volume without KmsKeyId gets the default key.
+    volume = ec2.create_volume(AvailabilityZone="us-west-2a", Size=20, Encrypted=True)
+    assert volume["KmsKeyId"] == arn
+
+    assert ec2.reset_ebs_default_kms_key_id()["KmsKeyId"] == "alias/aws/ebs"
+    assert_ec2_document(bodies["ResetEbsDefaultKmsKeyId"], "ResetEbsDefaultKmsKeyId", kmsKeyId="alias/aws/ebs")
+    assert ec2.get_ebs_default_kms_key_id()["KmsKeyId"] == "alias/aws/ebs"
+
+    with pytest.raises(ClientError) as err:
+        ec2.get_ebs_default_kms_key_id(DryRun=True)
+    assert_error(err, "DryRunOperation", 412)
+
+
+def test_ebs_encryption_by_default(aws, endpoint, account):
+    """Stock moto, per account and region, in EC2's document shape."""
+    ec2 = aws("ec2")
+    bodies = raw_bodies(ec2)
+    assert ec2.get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
+    assert_ec2_document(
+        bodies["GetEbsEncryptionByDefault"], "GetEbsEncryptionByDefault", ebsEncryptionByDefault="false"
+    )
+    assert ec2.enable_ebs_encryption_by_default()["EbsEncryptionByDefault"] is True
+    assert_ec2_document(
+        bodies["EnableEbsEncryptionByDefault"], "EnableEbsEncryptionByDefault", ebsEncryptionByDefault="true"
+    )
+    assert ec2.get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is True
+    other_region = client_for(endpoint, account, "ec2", "eu-west-1")
+    assert other_region.get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
+    assert ec2.disable_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
+    assert ec2.get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
+
+
+def test_moto_api_reset_clears_ebs_defaults(tmp_path, account):
+    with running_karpmoto(tmp_path) as url:
+        ec2 = client_for(url, account, "ec2")
+        ec2.modify_ebs_default_kms_key_id(KmsKeyId="alias/karpenter-ebs")
+        ec2.enable_ebs_encryption_by_default()
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+        assert ec2.get_ebs_default_kms_key_id()["KmsKeyId"] == "alias/aws/ebs"
+        assert ec2.get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
+
+
 def test_denied_actions_answer_in_each_protocol(tmp_path, account):
     """KARPMOTO_DENY answers with the error document each SDK parses: EC2's own
     UnauthorizedOperation, AccessDenied for IAM, AccessDeniedException for JSON services."""
-    deny = "ec2:DescribeSecurityGroups,iam:GetInstanceProfile,ssm:GetParameters"
+    deny = ",".join(
+        [
+            "ec2:DescribeSecurityGroups",
+            "iam:GetInstanceProfile",
+            "ssm:GetParameters",
+            "kms:DescribeKey",
+            "ec2:GetEbsDefaultKmsKeyId",
+        ]
+    )
     with running_karpmoto(tmp_path, KARPMOTO_DENY=deny) as url:
         cases = [
             ("ec2", lambda c: c.describe_security_groups(), "UnauthorizedOperation"),
             ("iam", lambda c: c.get_instance_profile(InstanceProfileName="x"), "AccessDenied"),
             ("ssm", lambda c: c.get_parameters(Names=["/x"]), "AccessDeniedException"),
+            ("kms", lambda c: c.describe_key(KeyId=KEY_ID), "AccessDeniedException"),
+            ("ec2", lambda c: c.get_ebs_default_kms_key_id(), "UnauthorizedOperation"),
         ]
         for service, call, code in cases:
             with pytest.raises(ClientError) as err:
@@ -843,3 +1061,6 @@ def test_denied_actions_answer_in_each_protocol(tmp_path, account):
             assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
         # Everything else is still served.
         assert client_for(url, account, "ec2").describe_subnets()["Subnets"] is not None
+        kms = client_for(url, account, "kms")
+        assert kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))["KeyMetadata"]["KeyId"] == KEY_ID
+        assert client_for(url, account, "ec2").get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False

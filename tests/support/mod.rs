@@ -292,6 +292,48 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                 .unwrap();
         }
     }
+    let kms = aws_sdk_kms::Client::new(&conf);
+    for f in of(&facts, "kmsKey") {
+        let v = &f["value"];
+        let id = v["keyId"].as_str().unwrap();
+        kms.create_key()
+            .policy(v["policy"].as_str().unwrap())
+            .tags(
+                aws_sdk_kms::types::Tag::builder()
+                    .tag_key("karpmoto:id")
+                    .tag_value(id)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        match v["keyState"].as_str() {
+            Some("Disabled") => {
+                kms.disable_key().key_id(id).send().await.unwrap();
+            }
+            Some("PendingDeletion") => {
+                kms.schedule_key_deletion().key_id(id).send().await.unwrap();
+            }
+            _ => {}
+        }
+    }
+    let ec2 = aws_sdk_ec2::Client::new(&conf);
+    for f in of(&facts, "ebsDefaults") {
+        if f["value"]["encryptedByDefault"] == true {
+            ec2.enable_ebs_encryption_by_default().send().await.unwrap();
+        }
+        if let Some(key) = f["value"]["defaultKmsKeyId"]
+            .as_str()
+            .filter(|k| *k != "alias/aws/ebs")
+        {
+            ec2.modify_ebs_default_kms_key_id()
+                .kms_key_id(key)
+                .send()
+                .await
+                .unwrap();
+        }
+    }
     let ssm = aws_sdk_ssm::Client::new(&conf);
     for f in of(&facts, "ssmParameters") {
         for (name, value) in f["value"].as_object().unwrap() {

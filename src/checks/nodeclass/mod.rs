@@ -6,6 +6,7 @@
 
 pub mod ami_mismatch;
 pub mod ami_unresolvable;
+pub mod ebs_kms_unusable;
 pub mod instance_profile_invalid;
 pub mod node_role_invalid;
 pub mod not_ready;

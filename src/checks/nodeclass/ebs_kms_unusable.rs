@@ -1,0 +1,253 @@
+//! KD3010: an EBS volume encrypted with a customer managed KMS key can only be created when the
+//! launching principal may use the key. When it may not, EC2 accepts the launch and then
+//! terminates the instance with `Client.InternalError`: the NodeClaim disappears with no
+//! useful error. Spot launches also need the Spot service-linked role to be allowed on the key.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::{cluster, cluster_arn, object};
+use crate::check::prelude::*;
+use crate::checks::identity::grants;
+use crate::checks::nodepool::spot_service_linked_role_missing::{SPOT_ROLE, allows_spot};
+use crate::ec2;
+use crate::iam::policy::{PolicyDocument, Statement};
+use crate::iam::reference::{self, Probe};
+use crate::iam::simulation::{Attribution, attribute};
+use crate::model::Ec2NodeClass;
+
+declare_check! {
+    pub static NODECLASS_EBS_KMS_UNUSABLE = {
+        code: "KD3010",
+        slug: "nodeclass-ebs-kms-unusable",
+        title: "the KMS keys of every EC2NodeClass's volumes are enabled and usable by the controller (and by Spot)",
+        category: Nodeclass,
+        severity: Error,
+        needs: [Ec2NodeClasses, NodePools, EksCluster, ControllerDeployments, EbsDefaults, KmsKey, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
+        run: ebs_kms_unusable,
+    }
+}
+
+async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
+    let (classes, pools, cluster) =
+        futures::future::join3(cx.ec2_nodeclasses(), cx.nodepools(), cluster(cx)).await;
+    let (classes, pools, cluster) = (classes?, pools?, cluster?);
+    let arn = cluster_arn(&cluster)?;
+    let defaults = cx.ebs_defaults().await?;
+    let spot_role = format!(
+        "arn:{}:iam::{}:role/aws-service-role/spot.amazonaws.com/{SPOT_ROLE}",
+        arn.partition, arn.account
+    );
+    let root = format!("arn:{}:iam::{}:root", arn.partition, arn.account);
+    let mut findings = Vec::new();
+    for nc in classes.iter() {
+        let keys = volume_keys(
+            nc,
+            defaults.encrypted_by_default,
+            &defaults.default_kms_key_id,
+        );
+        let spot = ec2::pools_of(nc, &pools).into_iter().any(allows_spot);
+        for key_ref in keys {
+            let Some(key) = cx.kms_key(&key_ref).await?.as_ref().clone() else {
+                findings.push(
+                    Finding::new(
+                        object(nc),
+                        format!("the EBS KMS key {key_ref} does not exist in {} (or is in another account and not visible): instances terminate at launch with Client.InternalError", arn.region),
+                    )
+                    .evidence("kmsKey", key_ref.clone())
+                    .hint("use a key of this account and region in blockDeviceMappings[].ebs.kmsKeyID (or the account's EBS default)"),
+                );
+                continue;
+            };
+            // AWS managed keys (aws/ebs) are always usable by launches in their own account.
+            if key.key_manager == "AWS" {
+                continue;
+            }
+            let mut problems = Vec::new();
+            let mut fixes = Vec::new();
+            if key.key_state != "Enabled" {
+                problems.push(format!("the key is {}", key.key_state));
+                fixes.push(format!("aws kms enable-key --key-id {}", key.arn));
+            }
+            let doc = PolicyDocument::parse(&key.policy).unwrap_or_default();
+            let named = |principal: &str| doc.statements.iter().any(|s| allows(s, principal));
+            let delegates_to_iam = named(&root) || named(arn.account);
+            let mut vars = grants::base_vars(&arn, &cluster.name, &cluster.arn);
+            vars.insert("kmsKeyArn".into(), key.arn.clone());
+            // What creating an encrypted volume asks of the key (reference data, `ebs-cmk`).
+            let Some(probe) = reference::supplemental_probe("ebs-cmk", &vars) else {
+                return Err(FactError::NotInstalled {
+                    what: "karpdoctor's reference data for customer managed EBS keys".to_string(),
+                });
+            };
+            if let Some(role) = controller_role(cx).await? {
+                if named(&role) {
+                    // The key policy itself lets the controller use the key.
+                } else if !delegates_to_iam {
+                    problems.push(format!("the key policy neither names the controller role {role} nor lets IAM policies grant use of the key"));
+                } else {
+                    let denied = simulate_key_use(cx, &role, &probe).await?;
+                    if !denied.is_empty() {
+                        problems.push(format!(
+                            "the controller role {role} may not {} on it ({})",
+                            denied
+                                .iter()
+                                .map(|(a, _)| a.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            who(&denied)
+                        ));
+                        fixes.push(format!(
+                            "aws iam put-role-policy --role-name {} --policy-name karpenter-ebs-kms --policy-document '{}'",
+                            role.rsplit('/').next().unwrap_or_default(),
+                            json!({"Version": "2012-10-17", "Statement": [{
+                                "Effect": "Allow",
+                                "Action": probe.actions,
+                                "Resource": key.arn,
+                                "Condition": {"StringEquals": {"kms:ViaService": format!("ec2.{}.amazonaws.com", arn.region)}}
+                            }]})
+                        ));
+                    }
+                }
+            }
+            if spot && !named(&spot_role) {
+                problems.push(format!("NodePools of this class allow spot, and the key policy does not let {SPOT_ROLE} use the key (spot launches)"));
+                fixes.push(format!(
+                    "aws kms create-grant --key-id {} --grantee-principal {spot_role} --operations Decrypt Encrypt GenerateDataKeyWithoutPlaintext ReEncryptFrom ReEncryptTo CreateGrant DescribeKey",
+                    key.arn
+                ));
+            }
+            if problems.is_empty() {
+                continue;
+            }
+            let mut f = Finding::new(
+                object(nc),
+                format!(
+                    "EBS volumes are encrypted with KMS key {} that the launch cannot use: {}; instances terminate at launch with Client.InternalError",
+                    key.arn,
+                    problems.join("; ")
+                ),
+            )
+            .evidence("kmsKey", key.arn.clone())
+            .evidence("keyState", key.key_state.clone())
+            .evidence("keyPolicyDelegatesToIam", delegates_to_iam)
+            .hint("let the controller role (and, for spot, the Spot service-linked role) use the key, in the key policy or with IAM policy plus a key policy that delegates to IAM");
+            for fix in fixes {
+                f = f.fix(fix);
+            }
+            findings.push(f);
+        }
+    }
+    Ok(findings)
+}
+
+/// The keys a NodeClass's volumes are encrypted with: explicit `kmsKeyID`s, and the account's
+/// default key for volumes that are encrypted without one (Karpenter's default mapping is
+/// encrypted). The AWS managed default `alias/aws/ebs` needs no check.
+pub fn volume_keys(nc: &Ec2NodeClass, by_default: bool, default_key: &str) -> BTreeSet<String> {
+    let mut keys = BTreeSet::new();
+    let mut uses_default = false;
+    match nc.spec.get("blockDeviceMappings").and_then(Value::as_array) {
+        None => uses_default = true,
+        Some(mappings) => {
+            for m in mappings {
+                let ebs = m.get("ebs");
+                let key = ebs
+                    .and_then(|e| e.get("kmsKeyID"))
+                    .and_then(Value::as_str)
+                    .filter(|k| !k.is_empty());
+                let encrypted = ebs
+                    .and_then(|e| e.get("encrypted"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                match key {
+                    Some(k) => {
+                        keys.insert(k.to_string());
+                    }
+                    None if encrypted || by_default => uses_default = true,
+                    None => {}
+                }
+            }
+        }
+    }
+    if uses_default && !default_key.is_empty() && !default_key.starts_with("alias/aws/") {
+        keys.insert(default_key.to_string());
+    }
+    keys
+}
+
+/// Whether a key policy statement lets `principal` create grants on the key (what EC2 needs).
+fn allows(s: &Statement, principal: &str) -> bool {
+    s.allow
+        && s.covers_action("kms:CreateGrant")
+        && s.principals
+            .iter()
+            .any(|(k, v)| k == "AWS" && v == principal)
+}
+
+/// The controller role's ARN; `None` without a controller identity (KD2001/KD2004).
+async fn controller_role(cx: &CheckCx) -> Result<Option<String>, FactError> {
+    match grants::controller_role(cx).await {
+        Ok((_, role)) => Ok(Some(role.arn)),
+        Err(FactError::NotInstalled { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The key actions the controller role's IAM policies do not allow, with who denies them.
+async fn simulate_key_use(
+    cx: &CheckCx,
+    role: &str,
+    probe: &Probe,
+) -> Result<Vec<(String, Attribution)>, FactError> {
+    let rows = cx
+        .simulate(role, &probe.actions, &probe.resources, &probe.context)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.action.clone(), attribute(r)))
+        .filter(|(_, a)| *a != Attribution::Allowed)
+        .collect())
+}
+
+fn who(denied: &[(String, Attribution)]) -> &'static str {
+    if denied.iter().any(|(_, a)| *a == Attribution::Scp) {
+        "an organization SCP denies it"
+    } else if denied.iter().any(|(_, a)| *a == Attribution::Boundary) {
+        "its permissions boundary denies it"
+    } else if denied.iter().any(|(_, a)| *a == Attribution::IdentityDeny) {
+        "an explicit Deny in its policies"
+    } else {
+        "its policies do not grant it"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nc(spec: Value) -> Ec2NodeClass {
+        serde_json::from_value(json!({"metadata": {"name": "default"}, "spec": spec})).unwrap()
+    }
+
+    #[test]
+    fn volume_keys_follow_mappings_and_account_defaults() {
+        let cmk = "arn:aws:kms:us-west-2:1:key/k";
+        // No mappings: Karpenter's default volume is encrypted with the account default.
+        assert!(volume_keys(&nc(json!({})), false, "alias/aws/ebs").is_empty());
+        assert_eq!(volume_keys(&nc(json!({})), false, cmk).len(), 1);
+        let explicit = nc(
+            json!({"blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"encrypted": true, "kmsKeyID": "alias/nodes"}}]}),
+        );
+        assert_eq!(
+            volume_keys(&explicit, false, cmk)
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["alias/nodes"]
+        );
+        let unencrypted = nc(json!({"blockDeviceMappings": [{"ebs": {"volumeSize": "20Gi"}}]}));
+        assert!(volume_keys(&unencrypted, false, cmk).is_empty());
+        assert_eq!(volume_keys(&unencrypted, true, cmk).len(), 1);
+    }
+}
