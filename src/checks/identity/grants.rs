@@ -275,18 +275,7 @@ fn nodeclass_input(
 ) -> NodeClassInput {
     let v = |k: &str| vars.get(k).cloned().unwrap_or_default();
     let (partition, region, account) = (v("partition"), v("region"), v("account"));
-    let users: Vec<&NodePool> = nodepools
-        .iter()
-        .filter(|np| {
-            np.spec
-                .template
-                .spec
-                .node_class_ref
-                .as_ref()
-                .and_then(|r| r.name.as_deref())
-                == Some(nc.name())
-        })
-        .collect();
+    let users = crate::ec2::pools_of(nc, nodepools);
     let mut arches: BTreeSet<&str> = BTreeSet::new();
     for np in &users {
         for r in &np.spec.template.spec.requirements {

@@ -229,6 +229,34 @@ pub fn judge_selection<R: Discoverable>(
     )
 }
 
+/// Judges the selector of every NodeClass (KD3001, KD3002): a NodeClass whose terms cannot be
+/// read gets one finding naming the problem.
+pub fn judge_all<R: Discoverable>(
+    kind: &SelectorKind,
+    classes: &[Ec2NodeClass],
+    resources: &[R],
+    cluster: &EksCluster,
+    region: &str,
+    select: for<'a> fn(&[Term], &'a [R]) -> Vec<&'a R>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for nc in classes {
+        match ec2::terms(nc, kind.field) {
+            Ok(terms) => findings.extend(judge_selection(
+                kind,
+                nc,
+                resources,
+                &select(&terms, resources),
+                &terms,
+                cluster,
+                region,
+            )),
+            Err(problem) => findings.push(malformed_terms(nc, problem)),
+        }
+    }
+    findings
+}
+
 /// A NodeClass whose selector terms cannot be read: one finding naming the problem.
 pub fn malformed_terms(nc: &Ec2NodeClass, problem: String) -> Finding {
     Finding::new(object(nc), format!("cannot read the selector: {problem}"))

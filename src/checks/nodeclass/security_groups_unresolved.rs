@@ -2,7 +2,7 @@
 //! selector that matches nothing ("SecurityGroupSelector did not match any SecurityGroups")
 //! stops every launch; groups of another VPC fail it with SecurityGroupSubnetVPCMismatch.
 
-use super::{SelectorKind, cluster, judge_selection, malformed_terms};
+use super::{SelectorKind, cluster, judge_all};
 use crate::check::prelude::*;
 use crate::ec2;
 
@@ -30,19 +30,12 @@ async fn security_groups_unresolved(cx: &CheckCx) -> CheckResult {
         futures::future::join3(cx.ec2_nodeclasses(), cx.security_groups(), cluster(cx)).await;
     let (classes, groups, cluster) = (classes?, groups?, cluster?);
     let region = cx.target().region.unwrap_or_default();
-    let mut findings = Vec::new();
-    for nc in classes.iter() {
-        let terms = match ec2::terms(nc, KIND.field) {
-            Ok(t) => t,
-            Err(problem) => {
-                findings.push(malformed_terms(nc, problem));
-                continue;
-            }
-        };
-        let selected = ec2::select_groups(&terms, &groups);
-        findings.extend(judge_selection(
-            &KIND, nc, &groups, &selected, &terms, &cluster, &region,
-        ));
-    }
-    Ok(findings)
+    Ok(judge_all(
+        &KIND,
+        &classes,
+        &groups,
+        &cluster,
+        &region,
+        ec2::select_groups,
+    ))
 }

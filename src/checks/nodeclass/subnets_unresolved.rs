@@ -2,7 +2,7 @@
 //! nothing leaves `SubnetsReady=False` and no node can launch; one that matches subnets of
 //! another VPC launches nodes that cannot join.
 
-use super::{SelectorKind, cluster, judge_selection, malformed_terms};
+use super::{SelectorKind, cluster, judge_all};
 use crate::check::prelude::*;
 use crate::ec2;
 
@@ -30,19 +30,12 @@ async fn subnets_unresolved(cx: &CheckCx) -> CheckResult {
         futures::future::join3(cx.ec2_nodeclasses(), cx.subnets(), cluster(cx)).await;
     let (classes, subnets, cluster) = (classes?, subnets?, cluster?);
     let region = cx.target().region.unwrap_or_default();
-    let mut findings = Vec::new();
-    for nc in classes.iter() {
-        let terms = match ec2::terms(nc, KIND.field) {
-            Ok(t) => t,
-            Err(problem) => {
-                findings.push(malformed_terms(nc, problem));
-                continue;
-            }
-        };
-        let selected = ec2::select_subnets(&terms, &subnets);
-        findings.extend(judge_selection(
-            &KIND, nc, &subnets, &selected, &terms, &cluster, &region,
-        ));
-    }
-    Ok(findings)
+    Ok(judge_all(
+        &KIND,
+        &classes,
+        &subnets,
+        &cluster,
+        &region,
+        ec2::select_subnets,
+    ))
 }

@@ -14,7 +14,7 @@ declare_check! {
         title: "aws-auth parses, and every node role's entry has the node username and groups",
         category: NodeJoin,
         severity: Error,
-        needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, AwsAuth, ControllerDeployments],
+        needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, AwsAuth, EksAccessEntries, ControllerDeployments],
         run: aws_auth_malformed,
     }
 }
@@ -46,8 +46,18 @@ async fn aws_auth_malformed(cx: &CheckCx) -> CheckResult {
         Some(Ok(m)) => m,
     };
     let roles = node_roles(cx, &classes).await?;
+    // With both mechanisms, an access entry takes precedence over aws-auth for its principal:
+    // a bad aws-auth entry of such a role changes nothing.
+    let entries = if mode.reads_access_entries() {
+        cx.access_entries(&cluster.name).await?.to_vec()
+    } else {
+        Vec::new()
+    };
     let mut findings = Vec::new();
     for role in &roles {
+        if entries.iter().any(|e| e.principal_arn == role.arn) {
+            continue;
+        }
         let mut problems = Vec::new();
         let mut lines = Vec::new();
         let ours: Vec<_> = mappings
