@@ -56,7 +56,11 @@ pub fn parse_map_roles(text: &str) -> Result<Vec<RoleMapping>, MapRolesError> {
     }
     let value: Value = serde_norway::from_str(text).map_err(|e| MapRolesError {
         message: e.to_string(),
-        line: e.location().map(|l| l.line()),
+        // The YAML parser also breaks lines at a lone `\r`, which `str::lines` does not: keep
+        // the line within the text as people's editors show it.
+        line: e
+            .location()
+            .map(|l| l.line().min(text.lines().count().max(1))),
     })?;
     let Some(items) = value.as_array() else {
         return Err(MapRolesError {
@@ -187,6 +191,13 @@ mod tests {
         assert_eq!(parse_map_roles(tabs).unwrap_err().line, Some(2));
         let broken = "- rolearn: arn:aws:iam::1:role/a\n  username: [unclosed\n";
         assert!(parse_map_roles(broken).unwrap_err().line.is_some());
+    }
+
+    #[test]
+    fn lone_carriage_returns_do_not_push_the_line_past_the_text() {
+        // Found by the property test: YAML counts `\r` as a line break.
+        let e = parse_map_roles("'\r\r").unwrap_err();
+        assert_eq!(e.line, Some(1));
     }
 
     #[test]
