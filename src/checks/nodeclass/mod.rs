@@ -175,17 +175,42 @@ pub fn judge_selection<R: Discoverable>(
         } else {
             miss_ids
         };
-        f = f
-            .hint(format!(
-                "tag the cluster's {}s with {}, or change spec.{} to match the tags they have",
-                kind.noun,
-                tags.iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                kind.field
-            ))
-            .fix(ec2::create_tags_command(&ids, &tags, region));
+        // The cluster's resources carry the discovery tag with the cluster's own name: the
+        // selector is what is wrong (a copied or mistyped value), so fix it, not the tags.
+        if let Some(m) = misses.iter().find(|m| m.value == cluster.name) {
+            let corrected: Vec<Value> = terms
+                .iter()
+                .map(|t| {
+                    let mut t = t.clone();
+                    if let Some(v) = t.tags.get_mut(&m.key) {
+                        *v = m.value.clone();
+                    }
+                    term_json(&t)
+                })
+                .collect();
+            f = f
+                .hint(format!(
+                    "the cluster's {}s are tagged {}={}: point spec.{} at that value",
+                    kind.noun, m.key, m.value, kind.field
+                ))
+                .fix(format!(
+                    "kubectl patch ec2nodeclass {} --type merge -p '{}'",
+                    nc.name(),
+                    json!({"spec": {kind.field: corrected}})
+                ));
+        } else {
+            f = f
+                .hint(format!(
+                    "tag the cluster's {}s with {}, or change spec.{} to match the tags they have",
+                    kind.noun,
+                    tags.iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    kind.field
+                ))
+                .fix(ec2::create_tags_command(&ids, &tags, region));
+        }
         if vpc.is_empty() {
             return Some(f);
         }
@@ -255,6 +280,21 @@ pub fn judge_all<R: Discoverable>(
         }
     }
     findings
+}
+
+/// A selector term as the EC2NodeClass spec writes it.
+fn term_json(t: &Term) -> Value {
+    let mut out = serde_json::Map::new();
+    if let Some(id) = &t.id {
+        out.insert("id".into(), json!(id));
+    }
+    if let Some(name) = &t.name {
+        out.insert("name".into(), json!(name));
+    }
+    if !t.tags.is_empty() {
+        out.insert("tags".into(), json!(t.tags));
+    }
+    Value::Object(out)
 }
 
 /// A NodeClass whose selector terms cannot be read: one finding naming the problem.
