@@ -17,14 +17,7 @@ use serde_json::json;
 use support::Emulator;
 
 async fn sdk(url: &str) -> aws_config::SdkConfig {
-    aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(url)
-        .region(aws_config::Region::new("us-west-2"))
-        .credentials_provider(aws_sdk_sts::config::Credentials::new(
-            "testing", "testing", None, None, "test",
-        ))
-        .load()
-        .await
+    support::emulator_config(url).await
 }
 
 /// Puts the emulator's account into an organization whose SCP denies `action` (via the

@@ -89,7 +89,7 @@ pub fn reset_emulator(url: &str) {
 }
 
 /// SDK configuration for seeding the emulator (its default account's test credentials).
-async fn emulator_config(url: &str) -> aws_config::SdkConfig {
+pub async fn emulator_config(url: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
         .endpoint_url(url)
         .region(aws_config::Region::new("us-west-2"))

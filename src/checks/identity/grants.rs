@@ -92,6 +92,16 @@ pub async fn controller_role(cx: &CheckCx) -> Result<(wiring::Wiring, IamRole), 
     }
 }
 
+/// The controller role when there is one; `None` when the controller has no identity or its
+/// role does not exist (KD2001/KD2004 report that), so other checks can do without it.
+pub async fn optional_controller_role(cx: &CheckCx) -> Result<Option<IamRole>, FactError> {
+    match controller_role(cx).await {
+        Ok((_, role)) => Ok(Some(role)),
+        Err(FactError::NotInstalled { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The reference statements of the controller's release, simulated for its role.
 pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     let (w, role) = controller_role(cx).await?;

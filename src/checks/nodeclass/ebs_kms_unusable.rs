@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use super::{cluster, cluster_arn, object};
 use crate::check::prelude::*;
 use crate::checks::identity::grants;
-use crate::checks::nodepool::spot_service_linked_role_missing::{SPOT_ROLE, allows_spot};
+use crate::checks::nodepool::spot_service_linked_role_missing::{
+    SPOT_ROLE, allows_spot, spot_role_arn,
+};
 use crate::ec2;
 use crate::iam::policy::{PolicyDocument, Statement};
 use crate::iam::reference::{self, Probe};
@@ -35,10 +37,7 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
     let (classes, pools, cluster) = (classes?, pools?, cluster?);
     let arn = cluster_arn(&cluster)?;
     let defaults = cx.ebs_defaults().await?;
-    let spot_role = format!(
-        "arn:{}:iam::{}:role/aws-service-role/spot.amazonaws.com/{SPOT_ROLE}",
-        arn.partition, arn.account
-    );
+    let spot_role = spot_role_arn(&arn);
     let root = format!("arn:{}:iam::{}:root", arn.partition, arn.account);
     let mut findings = Vec::new();
     for nc in classes.iter() {
@@ -81,7 +80,7 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
                     what: "karpdoctor's reference data for customer managed EBS keys".to_string(),
                 });
             };
-            if let Some(role) = controller_role(cx).await? {
+            if let Some(role) = grants::optional_controller_role(cx).await?.map(|r| r.arn) {
                 if named(&role) {
                     // The key policy itself lets the controller use the key.
                 } else if !delegates_to_iam {
@@ -184,15 +183,6 @@ fn allows(s: &Statement, principal: &str) -> bool {
         && s.principals
             .iter()
             .any(|(k, v)| k == "AWS" && v == principal)
-}
-
-/// The controller role's ARN; `None` without a controller identity (KD2001/KD2004).
-async fn controller_role(cx: &CheckCx) -> Result<Option<String>, FactError> {
-    match grants::controller_role(cx).await {
-        Ok((_, role)) => Ok(Some(role.arn)),
-        Err(FactError::NotInstalled { .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// The key actions the controller role's IAM policies do not allow, with who denies them.

@@ -32,12 +32,7 @@ async fn node_role_invalid(cx: &CheckCx) -> CheckResult {
         "ec2.amazonaws.com"
     };
     // The controller's role, when there is one to compare with (KD2001/KD2004 own the rest).
-    let controller_role = match grants::controller_role(cx).await {
-        Ok((_, role)) => Some(role.arn),
-        // No controller identity to compare with: KD2001/KD2004 report that.
-        Err(FactError::NotInstalled { .. }) => None,
-        Err(e) => return Err(e),
-    };
+    let controller_role = grants::optional_controller_role(cx).await?.map(|r| r.arn);
     let cni_has_own_identity = cni_has_own_identity(cx, &cluster.name).await?;
     let mut findings = Vec::new();
     for nc in classes.iter() {

@@ -25,6 +25,14 @@ declare_check! {
 pub const SPOT_ROLE: &str = "AWSServiceRoleForEC2Spot";
 const CREATE: &str = "iam:CreateServiceLinkedRole";
 
+/// The Spot service-linked role's ARN in the cluster's account.
+pub fn spot_role_arn(cluster: &crate::arn::Arn) -> String {
+    format!(
+        "arn:{}:iam::{}:role/aws-service-role/spot.amazonaws.com/{SPOT_ROLE}",
+        cluster.partition, cluster.account
+    )
+}
+
 /// Whether a NodePool may launch spot. Without a capacity-type requirement Karpenter launches
 /// on-demand only.
 pub fn allows_spot(pool: &NodePool) -> bool {
@@ -54,13 +62,10 @@ async fn spot_service_linked_role_missing(cx: &CheckCx) -> CheckResult {
     }
     let cluster = cluster(cx).await?;
     let arn = cluster_arn(&cluster)?;
-    let role_arn = format!(
-        "arn:{}:iam::{}:role/aws-service-role/spot.amazonaws.com/{SPOT_ROLE}",
-        arn.partition, arn.account
-    );
+    let role_arn = spot_role_arn(&arn);
     // Can the controller create it on first launch? Only then is this survivable.
-    let creatable = match grants::controller_role(cx).await {
-        Ok((_, role)) => {
+    let creatable = match grants::optional_controller_role(cx).await? {
+        Some(role) => {
             let rows = cx
                 .simulate(
                     &role.arn,
@@ -75,9 +80,7 @@ async fn spot_service_linked_role_missing(cx: &CheckCx) -> CheckResult {
                 .await?;
             Some(rows.iter().map(attribute).collect::<Vec<_>>())
         }
-        // No controller identity to compare with: KD2001/KD2004 report that.
-        Err(FactError::NotInstalled { .. }) => None,
-        Err(e) => return Err(e),
+        None => None,
     };
     let names: Vec<String> = spot.iter().map(|p| p.name().to_string()).collect();
     let (severity, why) = match creatable.as_deref() {
