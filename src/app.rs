@@ -432,7 +432,7 @@ async fn self_check(
     let mut reviews = Vec::new();
     for kind in needed_kinds(checks) {
         let namespace = match kind {
-            FactKind::Pods => match &target.karpenter_namespace {
+            FactKind::Pods | FactKind::PodLogs => match &target.karpenter_namespace {
                 Some(ns) => Some(ns.clone()),
                 // No controller found: nothing will list its pods.
                 None => continue,

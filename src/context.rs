@@ -19,9 +19,9 @@ use tokio::sync::OnceCell;
 use crate::backend::Backend;
 use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
-    Ec2Filter, EksAddon, EksCluster, EksNodegroup, FactError, FactKey, FactKind, IamRole, Image,
-    InstanceProfile, KmsKey, KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup,
-    Subnet,
+    Ec2Filter, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey, FactKind,
+    FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsKey,
+    KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, SqsQueue, Subnet,
 };
 use crate::iam::simulation::{RawResult, Row};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -210,6 +210,28 @@ impl Context {
             FactKey::AwsAuth => self.aws_auth().await.map(drop),
             FactKey::EbsDefaults => self.ebs_defaults().await.map(drop),
             FactKey::KmsKey { key_id } => self.kms_key(&key_id).await.map(drop),
+            FactKey::PodLogs {
+                namespace,
+                pod,
+                container,
+                previous,
+            } => self
+                .pod_logs(&namespace, &pod, &container, previous)
+                .await
+                .map(drop),
+            FactKey::Events { kind, namespace } => {
+                self.events(&kind, namespace.as_deref()).await.map(drop)
+            }
+            FactKey::WebhookConfigurations => self.webhook_configurations().await.map(drop),
+            FactKey::Service { namespace, name } => self.service(&namespace, &name).await.map(drop),
+            FactKey::EksFargateProfiles { cluster } => {
+                self.fargate_profiles(&cluster).await.map(drop)
+            }
+            FactKey::Ec2InstanceTypes => self.instance_types().await.map(drop),
+            FactKey::Ec2InstanceTypeOfferings => self.instance_type_offerings().await.map(drop),
+            FactKey::SqsQueue { name } => self.sqs_queue(&name).await.map(drop),
+            FactKey::SqsQueues => self.sqs_queues().await.map(drop),
+            FactKey::EventRules { target_arn } => self.event_rules(&target_arn).await.map(drop),
         };
     }
 
@@ -456,6 +478,90 @@ impl Context {
         .await
     }
 
+    /// The last lines of one container's log; `None` when that log does not exist.
+    pub async fn pod_logs(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        previous: bool,
+    ) -> Result<Arc<Option<String>>, FactError> {
+        self.get(FactKey::PodLogs {
+            namespace: namespace.to_string(),
+            pod: pod.to_string(),
+            container: container.to_string(),
+            previous,
+        })
+        .await
+    }
+
+    /// Events about objects of `kind`, newest first, deduplicated across the two events APIs.
+    pub async fn events(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Arc<crate::events::Events>, FactError> {
+        self.get(FactKey::Events {
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+        })
+        .await
+    }
+
+    pub async fn webhook_configurations(&self) -> Result<Arc<Vec<Value>>, FactError> {
+        self.get(FactKey::WebhookConfigurations).await
+    }
+
+    pub async fn service(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Arc<Option<k8s_openapi::api::core::v1::Service>>, FactError> {
+        self.get(FactKey::Service {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn fargate_profiles(
+        &self,
+        cluster: &str,
+    ) -> Result<Arc<Vec<FargateProfile>>, FactError> {
+        self.get(FactKey::EksFargateProfiles {
+            cluster: cluster.to_string(),
+        })
+        .await
+    }
+
+    pub async fn instance_types(&self) -> Result<Arc<Vec<InstanceType>>, FactError> {
+        self.get(FactKey::Ec2InstanceTypes).await
+    }
+
+    pub async fn instance_type_offerings(
+        &self,
+    ) -> Result<Arc<Vec<InstanceTypeOffering>>, FactError> {
+        self.get(FactKey::Ec2InstanceTypeOfferings).await
+    }
+
+    pub async fn sqs_queue(&self, name: &str) -> Result<Arc<Option<SqsQueue>>, FactError> {
+        self.get(FactKey::SqsQueue {
+            name: name.to_string(),
+        })
+        .await
+    }
+
+    pub async fn sqs_queues(&self) -> Result<Arc<Vec<String>>, FactError> {
+        self.get(FactKey::SqsQueues).await
+    }
+
+    pub async fn event_rules(&self, target_arn: &str) -> Result<Arc<Vec<EventRule>>, FactError> {
+        self.get(FactKey::EventRules {
+            target_arn: target_arn.to_string(),
+        })
+        .await
+    }
+
     pub async fn eks_cluster(&self, name: &str) -> Result<Arc<Option<EksCluster>>, FactError> {
         self.get(FactKey::EksCluster {
             name: name.to_string(),
@@ -484,14 +590,43 @@ fn validate_shape(key: &FactKey, value: &Value) -> Result<(), FactError> {
             Some(items) if !items.iter().all(named) => fail("a listed object has no metadata.name"),
             Some(_) => Ok(()),
         },
-        FactKind::Crd | FactKind::ServiceAccount | FactKind::Node | FactKind::AwsAuth
+        FactKind::Events | FactKind::WebhookConfigurations => match value.as_array() {
+            None => fail("expected a list of objects"),
+            Some(items) if !items.iter().all(Value::is_object) => {
+                fail("a listed item is not an object")
+            }
+            Some(_) => Ok(()),
+        },
+        FactKind::Crd
+        | FactKind::ServiceAccount
+        | FactKind::Node
+        | FactKind::AwsAuth
+        | FactKind::Service
             if value.is_null() || named(value) =>
         {
             Ok(())
         }
-        FactKind::ServiceAccount | FactKind::Node | FactKind::AwsAuth => {
+        FactKind::ServiceAccount | FactKind::Node | FactKind::AwsAuth | FactKind::Service => {
             fail("expected an object with metadata.name")
         }
+        FactKind::PodLogs if value.is_null() || value.is_string() => Ok(()),
+        FactKind::PodLogs => fail("expected log text"),
+        FactKind::EksFargateProfiles => list_of(key, value, "name", "profiles with names"),
+        FactKind::Ec2InstanceTypes => {
+            list_of(key, value, "instanceType", "instance types with names")
+        }
+        FactKind::Ec2InstanceTypeOfferings => {
+            list_of(key, value, "instanceType", "offerings with instance types")
+        }
+        FactKind::SqsQueue if value.is_null() || value.get("arn").is_some_and(Value::is_string) => {
+            Ok(())
+        }
+        FactKind::SqsQueue => fail("expected a queue with an ARN"),
+        FactKind::SqsQueues => match value.as_array() {
+            Some(items) if items.iter().all(Value::is_string) => Ok(()),
+            _ => fail("expected a list of queue names"),
+        },
+        FactKind::EventRules => list_of(key, value, "name", "rules with names"),
         FactKind::Ec2Subnets => list_of(key, value, "subnetId", "subnets with ids"),
         FactKind::Ec2SecurityGroups => list_of(key, value, "groupId", "security groups with ids"),
         FactKind::Ec2Images => list_of(key, value, "imageId", "images with ids"),

@@ -91,6 +91,36 @@ pub enum FactKey {
     EbsDefaults,
     /// `kms:DescribeKey` and the key's default policy (`kms:GetKeyPolicy`); absent is `null`.
     KmsKey { key_id: String },
+    /// The log of one container (`pods/log`): the last lines, as text; `null` when that log
+    /// does not exist (no previous container).
+    PodLogs {
+        namespace: String,
+        pod: String,
+        container: String,
+        previous: bool,
+    },
+    /// Events about objects of one kind, from both `v1` and `events.k8s.io/v1` (the raw
+    /// objects; read through `crate::events`).
+    Events {
+        kind: String,
+        namespace: Option<String>,
+    },
+    /// Validating and mutating admission webhook configurations (the raw objects).
+    WebhookConfigurations,
+    /// One Service; absent is `null`.
+    Service { namespace: String, name: String },
+    /// EKS Fargate profiles of a cluster (list, then describe each for its selectors).
+    EksFargateProfiles { cluster: String },
+    /// Every instance type of the region (`ec2:DescribeInstanceTypes`, paged).
+    Ec2InstanceTypes,
+    /// Which instance types are offered in which availability zone of the region.
+    Ec2InstanceTypeOfferings,
+    /// One SQS queue by name (`sqs:GetQueueUrl`, `sqs:GetQueueAttributes`); absent is `null`.
+    SqsQueue { name: String },
+    /// The names of the region's SQS queues (`sqs:ListQueues`, paged).
+    SqsQueues,
+    /// The EventBridge rules that target one ARN, with their patterns and targets.
+    EventRules { target_arn: String },
     /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
     AccessReview {
         verb: String,
@@ -135,6 +165,16 @@ pub enum FactKind {
     AwsAuth,
     EbsDefaults,
     KmsKey,
+    PodLogs,
+    Events,
+    WebhookConfigurations,
+    Service,
+    EksFargateProfiles,
+    Ec2InstanceTypes,
+    Ec2InstanceTypeOfferings,
+    SqsQueue,
+    SqsQueues,
+    EventRules,
 }
 
 /// One `Filters` entry of an EC2 describe call.
@@ -246,6 +286,16 @@ impl FactKind {
         FactKind::AwsAuth,
         FactKind::EbsDefaults,
         FactKind::KmsKey,
+        FactKind::PodLogs,
+        FactKind::Events,
+        FactKind::WebhookConfigurations,
+        FactKind::Service,
+        FactKind::EksFargateProfiles,
+        FactKind::Ec2InstanceTypes,
+        FactKind::Ec2InstanceTypeOfferings,
+        FactKind::SqsQueue,
+        FactKind::SqsQueues,
+        FactKind::EventRules,
     ];
 
     /// The API operations the live backend issues to produce a fact of this kind.
@@ -303,6 +353,37 @@ impl FactKind {
                 aws("ec2", "GetEbsDefaultKmsKeyId")
             ],
             FactKind::KmsKey => ops![aws("kms", "DescribeKey"), aws("kms", "GetKeyPolicy")],
+            FactKind::PodLogs => ops![kube("get", "", "pods/log")],
+            FactKind::Events => ops![
+                kube("list", "", "events"),
+                kube("list", "events.k8s.io", "events")
+            ],
+            FactKind::WebhookConfigurations => ops![
+                kube(
+                    "list",
+                    "admissionregistration.k8s.io",
+                    "validatingwebhookconfigurations"
+                ),
+                kube(
+                    "list",
+                    "admissionregistration.k8s.io",
+                    "mutatingwebhookconfigurations"
+                )
+            ],
+            FactKind::Service => ops![kube("get", "", "services")],
+            FactKind::EksFargateProfiles => ops![
+                aws("eks", "ListFargateProfiles"),
+                aws("eks", "DescribeFargateProfile")
+            ],
+            FactKind::Ec2InstanceTypes => ops![aws("ec2", "DescribeInstanceTypes")],
+            FactKind::Ec2InstanceTypeOfferings => ops![aws("ec2", "DescribeInstanceTypeOfferings")],
+            FactKind::SqsQueue => ops![aws("sqs", "GetQueueUrl"), aws("sqs", "GetQueueAttributes")],
+            FactKind::SqsQueues => ops![aws("sqs", "ListQueues")],
+            FactKind::EventRules => ops![
+                aws("events", "ListRuleNamesByTarget"),
+                aws("events", "DescribeRule"),
+                aws("events", "ListTargetsByRule")
+            ],
             // Only the one ConfigMap: the ClusterRole names it (`resourceNames`).
             FactKind::AwsAuth => ops![ApiOp::Kube {
                 verb: "get",
@@ -326,7 +407,17 @@ impl FactKind {
             FactKind::Ec2SecurityGroups => Some(FactKey::Ec2SecurityGroups),
             FactKind::AwsAuth => Some(FactKey::AwsAuth),
             FactKind::EbsDefaults => Some(FactKey::EbsDefaults),
-            FactKind::KmsKey => None,
+            FactKind::WebhookConfigurations => Some(FactKey::WebhookConfigurations),
+            FactKind::Ec2InstanceTypes => Some(FactKey::Ec2InstanceTypes),
+            FactKind::Ec2InstanceTypeOfferings => Some(FactKey::Ec2InstanceTypeOfferings),
+            FactKind::SqsQueues => Some(FactKey::SqsQueues),
+            FactKind::KmsKey
+            | FactKind::PodLogs
+            | FactKind::Events
+            | FactKind::Service
+            | FactKind::EksFargateProfiles
+            | FactKind::SqsQueue
+            | FactKind::EventRules => None,
             FactKind::Ec2Images
             | FactKind::SsmParameters
             | FactKind::IamInstanceProfile
@@ -379,6 +470,16 @@ impl FactKey {
             FactKey::AwsAuth => FactKind::AwsAuth,
             FactKey::EbsDefaults => FactKind::EbsDefaults,
             FactKey::KmsKey { .. } => FactKind::KmsKey,
+            FactKey::PodLogs { .. } => FactKind::PodLogs,
+            FactKey::Events { .. } => FactKind::Events,
+            FactKey::WebhookConfigurations => FactKind::WebhookConfigurations,
+            FactKey::Service { .. } => FactKind::Service,
+            FactKey::EksFargateProfiles { .. } => FactKind::EksFargateProfiles,
+            FactKey::Ec2InstanceTypes => FactKind::Ec2InstanceTypes,
+            FactKey::Ec2InstanceTypeOfferings => FactKind::Ec2InstanceTypeOfferings,
+            FactKey::SqsQueue { .. } => FactKind::SqsQueue,
+            FactKey::SqsQueues => FactKind::SqsQueues,
+            FactKey::EventRules { .. } => FactKind::EventRules,
         }
     }
 }
@@ -445,6 +546,36 @@ impl fmt::Display for FactKey {
             FactKey::AwsAuth => f.write_str("ConfigMap kube-system/aws-auth"),
             FactKey::EbsDefaults => f.write_str("EBS encryption defaults"),
             FactKey::KmsKey { key_id } => write!(f, "KMS key {key_id}"),
+            FactKey::PodLogs {
+                namespace,
+                pod,
+                container,
+                previous,
+            } => write!(
+                f,
+                "{}log of {namespace}/{pod} ({container})",
+                if *previous { "previous " } else { "" }
+            ),
+            FactKey::Events {
+                kind,
+                namespace: None,
+            } => write!(f, "events about {kind}s"),
+            FactKey::Events {
+                kind,
+                namespace: Some(ns),
+            } => write!(f, "events about {kind}s in {ns}"),
+            FactKey::WebhookConfigurations => f.write_str("admission webhook configurations"),
+            FactKey::Service { namespace, name } => write!(f, "Service {namespace}/{name}"),
+            FactKey::EksFargateProfiles { cluster } => {
+                write!(f, "EKS Fargate profiles of {cluster}")
+            }
+            FactKey::Ec2InstanceTypes => f.write_str("EC2 instance types"),
+            FactKey::Ec2InstanceTypeOfferings => f.write_str("EC2 instance type offerings"),
+            FactKey::SqsQueue { name } => write!(f, "SQS queue {name}"),
+            FactKey::SqsQueues => f.write_str("SQS queues"),
+            FactKey::EventRules { target_arn } => {
+                write!(f, "EventBridge rules targeting {target_arn}")
+            }
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
@@ -697,6 +828,80 @@ pub struct KmsKey {
     /// `Enabled`, `Disabled`, `PendingDeletion`, …
     pub key_state: String,
     pub policy: String,
+}
+
+/// One EKS Fargate profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FargateProfile {
+    pub name: String,
+    pub status: String,
+    pub pod_execution_role_arn: String,
+    pub subnets: Vec<String>,
+    pub selectors: Vec<FargateSelector>,
+}
+
+/// A Fargate profile selector: a namespace and, optionally, labels that must all match.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FargateSelector {
+    pub namespace: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// One instance type (`ec2:DescribeInstanceTypes`), as much as requirements need.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceType {
+    pub instance_type: String,
+    /// As EC2 spells them: `x86_64`, `arm64`, `i386`, `x86_64_mac`.
+    pub architectures: Vec<String>,
+    pub vcpus: i64,
+    pub memory_mib: i64,
+    pub gpus: i64,
+    /// `on-demand`, `spot`, `capacity-block`.
+    pub usage_classes: Vec<String>,
+    pub hypervisor: String,
+    pub bare_metal: bool,
+}
+
+/// One instance type offered in one availability zone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceTypeOffering {
+    pub instance_type: String,
+    pub zone: String,
+}
+
+/// One SQS queue and its attributes (all of them, as strings, as SQS returns them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SqsQueue {
+    pub name: String,
+    pub url: String,
+    pub arn: String,
+    pub attributes: std::collections::BTreeMap<String, String>,
+}
+
+/// One EventBridge rule and its targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EventRule {
+    pub name: String,
+    pub arn: String,
+    /// `ENABLED`, `DISABLED`, `ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS`.
+    pub state: String,
+    /// The pattern as EventBridge stores it (a JSON document in a string).
+    pub event_pattern: String,
+    pub targets: Vec<EventTarget>,
+}
+
+/// One target of an EventBridge rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EventTarget {
+    pub id: String,
+    pub arn: String,
 }
 
 /// The answer of a SelfSubjectAccessReview.

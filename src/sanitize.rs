@@ -33,6 +33,15 @@ pub fn one_line(s: &str) -> String {
     for_terminal(s).replace('\n', " ")
 }
 
+/// The first `max` characters of `s`, with an ellipsis when something was cut (for text kept
+/// in findings and bundles, where a whole error chain or log line would drown the point).
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &s[..end]),
+        None => s.to_string(),
+    }
+}
+
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }

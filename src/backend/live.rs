@@ -52,6 +52,8 @@ struct AwsClients {
     ec2: aws_sdk_ec2::Client,
     ssm: aws_sdk_ssm::Client,
     kms: aws_sdk_kms::Client,
+    sqs: aws_sdk_sqs::Client,
+    events: aws_sdk_eventbridge::Client,
 }
 
 /// Requests in flight at once for fan-out reads (one describe per listed item): enough to
@@ -70,6 +72,15 @@ pub struct Live {
 /// Items per page of a Kubernetes list: large enough for few round trips, small enough to
 /// keep API server memory and response size bounded on big clusters.
 const PAGE_SIZE: u32 = 500;
+
+/// How much of a container log is read: the recent past is what explains a failure, and a
+/// bounded read keeps a chatty controller from filling memory or a bundle.
+const LOG_LINES: i64 = 500;
+const LOG_BYTES: i64 = 1 << 20;
+
+/// Events read per API and kind: the newest matter; a cluster with thousands of old events
+/// about NodeClaims must not make the run slow.
+const MAX_EVENTS: usize = 1000;
 
 impl Live {
     /// Connects the kube side (reads the kubeconfig; no request is sent yet).
@@ -173,6 +184,16 @@ impl Live {
                     ),
                     kms: aws_sdk_kms::Client::from_conf(
                         aws_sdk_kms::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    sqs: aws_sdk_sqs::Client::from_conf(
+                        aws_sdk_sqs::config::Builder::from(&sdk)
+                            .interceptor(guard.clone())
+                            .build(),
+                    ),
+                    events: aws_sdk_eventbridge::Client::from_conf(
+                        aws_sdk_eventbridge::config::Builder::from(&sdk)
                             .interceptor(guard)
                             .build(),
                     ),
@@ -229,7 +250,11 @@ impl Live {
                         resource_attributes: Some(ResourceAttributes {
                             verb: Some(verb.clone()),
                             group: Some(group.clone()),
-                            resource: Some(resource.clone()),
+                            // `pods/log` is the resource `pods` with the subresource `log`.
+                            resource: Some(
+                                resource.split('/').next().unwrap_or_default().to_string(),
+                            ),
+                            subresource: resource.split_once('/').map(|(_, s)| s.to_string()),
                             namespace: namespace.clone(),
                             name: name.clone(),
                             ..ResourceAttributes::default()
@@ -677,6 +702,267 @@ impl Live {
                     "policy": policy.policy().unwrap_or_default(),
                 }))
             }
+            FactKey::PodLogs {
+                namespace,
+                pod,
+                container,
+                previous,
+            } => {
+                use k8s_openapi::api::core::v1::Pod;
+                let api: Api<Pod> = Api::namespaced(self.kube()?, namespace);
+                let params = kube::api::LogParams {
+                    container: Some(container.clone()),
+                    previous: *previous,
+                    tail_lines: Some(LOG_LINES),
+                    limit_bytes: Some(LOG_BYTES),
+                    ..kube::api::LogParams::default()
+                };
+                match api.logs(pod, &params).await {
+                    Ok(text) => Ok(Value::String(text)),
+                    // 400: no previous container (it never restarted); 404: the pod is gone.
+                    Err(kube::Error::Api(s)) if s.code == 400 || s.code == 404 => Ok(Value::Null),
+                    Err(e) => Err(kube_error("get pods/log", e)),
+                }
+            }
+            FactKey::Events { kind, namespace } => {
+                let core = self
+                    .list_bounded(
+                        &EVENTS,
+                        namespace.as_deref(),
+                        None,
+                        Some(&format!("involvedObject.kind={kind}")),
+                        MAX_EVENTS,
+                    )
+                    .await?;
+                // The same events again through the newer API, which some reporters use
+                // (series, notes); duplicates are folded by uid when the fact is read.
+                let newer = match self
+                    .list_bounded(
+                        &EVENTS_V1,
+                        namespace.as_deref(),
+                        None,
+                        Some(&format!("regarding.kind={kind}")),
+                        MAX_EVENTS,
+                    )
+                    .await
+                {
+                    Ok(items) => items,
+                    Err(FactError::NotInstalled { .. }) => Vec::new(),
+                    Err(e) => return Err(e),
+                };
+                Ok(Value::Array(core.into_iter().chain(newer).collect()))
+            }
+            FactKey::WebhookConfigurations => {
+                let (validating, mutating) = futures::future::join(
+                    self.list(&VALIDATING_WEBHOOKS, None, None),
+                    self.list(&MUTATING_WEBHOOKS, None, None),
+                )
+                .await;
+                Ok(Value::Array(
+                    validating?.into_iter().chain(mutating?).collect(),
+                ))
+            }
+            FactKey::Service { namespace, name } => {
+                self.get_object(&SERVICES, Some(namespace), name).await
+            }
+            FactKey::EksFargateProfiles { cluster } => {
+                let eks = &self.aws().await?.eks;
+                let mut names = Vec::new();
+                let mut pages = eks
+                    .list_fargate_profiles()
+                    .cluster_name(cluster)
+                    .into_paginator()
+                    .send();
+                while let Some(page) = pages.next().await {
+                    match page {
+                        Ok(page) => names.extend(page.fargate_profile_names().iter().cloned()),
+                        Err(SdkError::ServiceError(e))
+                            if e.err().is_resource_not_found_exception() =>
+                        {
+                            return Ok(Value::Array(Vec::new()));
+                        }
+                        Err(e) => return Err(aws_error("eks:ListFargateProfiles", e)),
+                    }
+                }
+                let mut described = Vec::new();
+                for batch in names.chunks(FAN_OUT) {
+                    described.extend(
+                        futures::future::join_all(batch.iter().map(|n| {
+                            eks.describe_fargate_profile()
+                                .cluster_name(cluster)
+                                .fargate_profile_name(n)
+                                .send()
+                        }))
+                        .await,
+                    );
+                }
+                let mut out = Vec::new();
+                for d in described {
+                    let d = d.map_err(|e| aws_error("eks:DescribeFargateProfile", e))?;
+                    if let Some(p) = d.fargate_profile() {
+                        let selectors: Vec<Value> = p
+                            .selectors()
+                            .iter()
+                            .map(|s| {
+                                json!({
+                                    "namespace": s.namespace().unwrap_or_default(),
+                                    "labels": s.labels().cloned().unwrap_or_default()
+                                        .into_iter().collect::<std::collections::BTreeMap<_, _>>(),
+                                })
+                            })
+                            .collect();
+                        out.push(json!({
+                            "name": p.fargate_profile_name().unwrap_or_default(),
+                            "status": p.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
+                            "podExecutionRoleArn": p.pod_execution_role_arn().unwrap_or_default(),
+                            "subnets": p.subnets(),
+                            "selectors": selectors,
+                        }));
+                    }
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::Ec2InstanceTypes => {
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .ec2
+                    .describe_instance_types()
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("ec2:DescribeInstanceTypes", e))?;
+                    out.extend(page.instance_types().iter().map(|t| {
+                        json!({
+                            "instanceType": t.instance_type().map(|x| x.as_str().to_string()).unwrap_or_default(),
+                            "architectures": t.processor_info().map(|p| p.supported_architectures().iter().map(|a| a.as_str().to_string()).collect::<Vec<_>>()).unwrap_or_default(),
+                            "vcpus": t.v_cpu_info().and_then(|v| v.default_v_cpus()).unwrap_or_default(),
+                            "memoryMib": t.memory_info().and_then(|m| m.size_in_mib()).unwrap_or_default(),
+                            "gpus": t.gpu_info().map(|g| g.gpus().iter().filter_map(|d| d.count()).sum::<i32>()).unwrap_or_default(),
+                            "usageClasses": t.supported_usage_classes().iter().map(|u| u.as_str().to_string()).collect::<Vec<_>>(),
+                            "hypervisor": t.hypervisor().map(|h| h.as_str().to_string()).unwrap_or_default(),
+                            "bareMetal": t.bare_metal().unwrap_or(false),
+                        })
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::Ec2InstanceTypeOfferings => {
+                let mut pages = self
+                    .aws()
+                    .await?
+                    .ec2
+                    .describe_instance_type_offerings()
+                    .location_type(aws_sdk_ec2::types::LocationType::AvailabilityZone)
+                    .into_paginator()
+                    .send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page =
+                        page.map_err(|e| aws_error("ec2:DescribeInstanceTypeOfferings", e))?;
+                    out.extend(page.instance_type_offerings().iter().map(|o| {
+                        json!({
+                            "instanceType": o.instance_type().map(|x| x.as_str().to_string()).unwrap_or_default(),
+                            "zone": o.location().unwrap_or_default(),
+                        })
+                    }));
+                }
+                Ok(Value::Array(out))
+            }
+            FactKey::SqsQueue { name } => {
+                let sqs = &self.aws().await?.sqs;
+                let res = sqs.get_queue_url().queue_name(name).send().await;
+                let Some(out) =
+                    absent_as_none("sqs:GetQueueUrl", res, |e| e.is_queue_does_not_exist())?
+                else {
+                    return Ok(Value::Null);
+                };
+                let url = out.queue_url().unwrap_or_default().to_string();
+                let attrs = sqs
+                    .get_queue_attributes()
+                    .queue_url(&url)
+                    .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+                    .send()
+                    .await
+                    .map_err(|e| aws_error("sqs:GetQueueAttributes", e))?;
+                let attributes: std::collections::BTreeMap<String, String> = attrs
+                    .attributes()
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| (k.as_str().to_string(), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Ok(json!({
+                    "name": name,
+                    "url": url,
+                    "arn": attributes.get("QueueArn").cloned().unwrap_or_default(),
+                    "attributes": attributes,
+                }))
+            }
+            FactKey::SqsQueues => {
+                let mut pages = self.aws().await?.sqs.list_queues().into_paginator().send();
+                let mut out = Vec::new();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| aws_error("sqs:ListQueues", e))?;
+                    out.extend(
+                        page.queue_urls()
+                            .iter()
+                            .filter_map(|u| u.rsplit('/').next().map(str::to_string)),
+                    );
+                }
+                Ok(json!(out))
+            }
+            FactKey::EventRules { target_arn } => {
+                let events = &self.aws().await?.events;
+                let mut names = Vec::new();
+                let mut token: Option<String> = None;
+                loop {
+                    let page = events
+                        .list_rule_names_by_target()
+                        .target_arn(target_arn)
+                        .set_next_token(token.clone())
+                        .send()
+                        .await
+                        .map_err(|e| aws_error("events:ListRuleNamesByTarget", e))?;
+                    names.extend(page.rule_names().iter().cloned());
+                    token = page
+                        .next_token()
+                        .map(str::to_string)
+                        .filter(|t| !t.is_empty());
+                    if token.is_none() {
+                        break;
+                    }
+                }
+                let mut out = Vec::new();
+                for batch in names.chunks(FAN_OUT) {
+                    let described = futures::future::join_all(batch.iter().map(|n| async move {
+                        let rule = events.describe_rule().name(n).send().await;
+                        let targets = events.list_targets_by_rule().rule(n).send().await;
+                        (rule, targets)
+                    }))
+                    .await;
+                    for (rule, targets) in described {
+                        let rule = rule.map_err(|e| aws_error("events:DescribeRule", e))?;
+                        let targets =
+                            targets.map_err(|e| aws_error("events:ListTargetsByRule", e))?;
+                        let targets: Vec<Value> = targets
+                            .targets()
+                            .iter()
+                            .map(|t| json!({"id": t.id(), "arn": t.arn()}))
+                            .collect();
+                        out.push(json!({
+                            "name": rule.name().unwrap_or_default(),
+                            "arn": rule.arn().unwrap_or_default(),
+                            "state": rule.state().map(|s| s.as_str().to_string()).unwrap_or_default(),
+                            "eventPattern": rule.event_pattern().unwrap_or_default(),
+                            "targets": targets,
+                        }));
+                    }
+                }
+                Ok(Value::Array(out))
+            }
             FactKey::AwsAuth => {
                 self.get_object(&CONFIGMAPS, Some("kube-system"), "aws-auth")
                     .await
@@ -817,6 +1103,19 @@ impl Live {
         namespace: Option<&str>,
         label_selector: Option<&str>,
     ) -> Result<Vec<Value>, FactError> {
+        self.list_bounded(resource, namespace, label_selector, None, usize::MAX)
+            .await
+    }
+
+    /// [`Live::list`] with a field selector, stopping after about `max` items (whole pages).
+    async fn list_bounded(
+        &self,
+        resource: &KubeResource,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+        field_selector: Option<&str>,
+        max: usize,
+    ) -> Result<Vec<Value>, FactError> {
         let ar = resource.api_resource();
         let api: Api<DynamicObject> = match namespace {
             Some(ns) => Api::namespaced_with(self.kube()?, ns, &ar),
@@ -825,6 +1124,9 @@ impl Live {
         let mut params = ListParams::default().limit(PAGE_SIZE);
         if let Some(sel) = label_selector {
             params = params.labels(sel);
+        }
+        if let Some(sel) = field_selector {
+            params = params.fields(sel);
         }
         let mut items = Vec::new();
         loop {
@@ -854,8 +1156,8 @@ impl Live {
                 items.push(value);
             }
             match next {
-                Some(token) => params = params.continue_token(&token),
-                None => break,
+                Some(token) if items.len() < max => params = params.continue_token(&token),
+                _ => break,
             }
         }
         Ok(items)
@@ -950,6 +1252,36 @@ pub const NODES: KubeResource = KubeResource {
     version: "v1",
     kind: "Node",
     plural: "nodes",
+};
+pub const SERVICES: KubeResource = KubeResource {
+    group: "",
+    version: "v1",
+    kind: "Service",
+    plural: "services",
+};
+pub const EVENTS: KubeResource = KubeResource {
+    group: "",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+};
+pub const EVENTS_V1: KubeResource = KubeResource {
+    group: "events.k8s.io",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+};
+pub const VALIDATING_WEBHOOKS: KubeResource = KubeResource {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind: "ValidatingWebhookConfiguration",
+    plural: "validatingwebhookconfigurations",
+};
+pub const MUTATING_WEBHOOKS: KubeResource = KubeResource {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind: "MutatingWebhookConfiguration",
+    plural: "mutatingwebhookconfigurations",
 };
 pub const NODEPOOLS: KubeResource = KubeResource {
     group: "karpenter.sh",

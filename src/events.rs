@@ -1,0 +1,204 @@
+//! Kubernetes events, read from both APIs (`v1` and `events.k8s.io/v1`) and folded into one
+//! shape. The two APIs are views of the same objects, so an event listed through both is one
+//! event (same uid). Counts and timestamps come from reporters karpdoctor does not control:
+//! absurd values are clamped, unparsable ones dropped, never trusted to be sane.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::sanitize::clip;
+
+/// At most this many events are kept per fact, newest first.
+pub const MAX_KEPT: usize = 200;
+
+/// One event, whichever API it came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    pub uid: String,
+    pub namespace: String,
+    /// The kind and name of the object the event is about.
+    pub kind: String,
+    pub name: String,
+    pub reason: String,
+    pub message: String,
+    /// `Normal` or `Warning`.
+    pub kind_of_event: String,
+    /// How many times it happened (at least 1).
+    pub count: u64,
+    /// When it last happened, if the reporter said so in a form that parses.
+    pub last_seen: Option<jiff::Timestamp>,
+    /// The component that reported it (`karpenter`, `default-scheduler`, …).
+    pub reporter: String,
+}
+
+impl Event {
+    pub fn is_warning(&self) -> bool {
+        self.kind_of_event == "Warning"
+    }
+}
+
+/// The events of one fact: deduplicated, newest first, at most [`MAX_KEPT`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "Vec<Value>")]
+pub struct Events(pub Vec<Event>);
+
+impl Events {
+    /// Events about one object.
+    pub fn about<'a>(&'a self, kind: &'a str, name: &'a str) -> impl Iterator<Item = &'a Event> {
+        self.0
+            .iter()
+            .filter(move |e| e.kind == kind && e.name == name)
+    }
+}
+
+impl From<Vec<Value>> for Events {
+    fn from(raw: Vec<Value>) -> Self {
+        let mut events: Vec<Event> = raw.iter().filter_map(normalise).collect();
+        // Newest first; events without a usable time sort last, then by a stable key so the
+        // order never depends on which API listed an event first.
+        events.sort_by(|a, b| {
+            b.last_seen
+                .cmp(&a.last_seen)
+                .then_with(|| a.uid.cmp(&b.uid))
+                .then_with(|| a.reason.cmp(&b.reason))
+                .then_with(|| a.message.cmp(&b.message))
+        });
+        let mut seen = std::collections::BTreeSet::new();
+        events.retain(|e| {
+            let key = if e.uid.is_empty() {
+                format!(
+                    "{}\u{0}{}\u{0}{}\u{0}{}",
+                    e.kind, e.name, e.reason, e.message
+                )
+            } else {
+                e.uid.clone()
+            };
+            seen.insert(key)
+        });
+        events.truncate(MAX_KEPT);
+        Events(events)
+    }
+}
+
+/// Longest message kept: events can carry whole error chains.
+const MAX_MESSAGE: usize = 1000;
+
+/// One raw event of either API; `None` for objects that are not events.
+pub fn normalise(v: &Value) -> Option<Event> {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let newer = v.get("regarding").is_some_and(Value::is_object)
+        || s("/apiVersion").starts_with("events.k8s.io/");
+    let (kind, name, message, reporter) = if newer {
+        (
+            s("/regarding/kind"),
+            s("/regarding/name"),
+            s("/note"),
+            first_non_empty(&[s("/reportingController"), s("/deprecatedSource/component")]),
+        )
+    } else {
+        (
+            s("/involvedObject/kind"),
+            s("/involvedObject/name"),
+            s("/message"),
+            first_non_empty(&[s("/source/component"), s("/reportingComponent")]),
+        )
+    };
+    if kind.is_empty() && name.is_empty() && s("/reason").is_empty() {
+        return None;
+    }
+    let count = ["/series/count", "/count", "/deprecatedCount"]
+        .iter()
+        .filter_map(|p| v.pointer(p).and_then(Value::as_i64))
+        .max()
+        .unwrap_or(1)
+        .max(1) as u64;
+    let last_seen = [
+        "/series/lastObservedTime",
+        "/lastTimestamp",
+        "/deprecatedLastTimestamp",
+        "/eventTime",
+        "/firstTimestamp",
+        "/metadata/creationTimestamp",
+    ]
+    .iter()
+    .filter_map(|p| v.pointer(p).and_then(Value::as_str))
+    .find_map(|t| t.parse::<jiff::Timestamp>().ok());
+    Some(Event {
+        uid: s("/metadata/uid").to_string(),
+        namespace: s("/metadata/namespace").to_string(),
+        kind: kind.to_string(),
+        name: name.to_string(),
+        reason: s("/reason").to_string(),
+        message: clip(message, MAX_MESSAGE),
+        kind_of_event: s("/type").to_string(),
+        count,
+        last_seen,
+        reporter: reporter.to_string(),
+    })
+}
+
+fn first_non_empty<'a>(options: &[&'a str]) -> &'a str {
+    options
+        .iter()
+        .copied()
+        .find(|o| !o.is_empty())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn both_apis_fold_into_one_event() {
+        let core = json!({"apiVersion":"v1","kind":"Event","metadata":{"uid":"u1","namespace":"default"},
+            "involvedObject":{"kind":"NodeClaim","name":"default-x"},"reason":"InsufficientCapacityError",
+            "message":"NodeClaim default-x event: creating instance, insufficient capacity","type":"Warning","count":3,
+            "lastTimestamp":"2026-11-23T09:00:00Z","source":{"component":"karpenter"}});
+        let newer = json!({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"uid":"u1","namespace":"default"},
+            "regarding":{"kind":"NodeClaim","name":"default-x"},"reason":"InsufficientCapacityError",
+            "note":"NodeClaim default-x event: creating instance, insufficient capacity","type":"Warning",
+            "deprecatedCount":3,"deprecatedLastTimestamp":"2026-11-23T09:00:00Z","reportingController":"karpenter"});
+        let events = Events::from(vec![core, newer]);
+        assert_eq!(events.0.len(), 1);
+        let e = &events.0[0];
+        assert_eq!(
+            (e.kind.as_str(), e.name.as_str(), e.count),
+            ("NodeClaim", "default-x", 3)
+        );
+        assert_eq!(e.reporter, "karpenter");
+        assert!(e.is_warning());
+    }
+
+    #[test]
+    fn newest_first_and_absurd_values_are_tamed() {
+        let ev = |uid: &str, t: &str, count: i64| {
+            json!({"metadata":{"uid":uid},"involvedObject":{"kind":"NodeClaim","name":"a"},
+            "reason":"R","message":"m","count":count,"lastTimestamp":t})
+        };
+        let events = Events::from(vec![
+            ev("old", "2026-11-23T08:00:00Z", -5),
+            ev("garbage-time", "yesterday-ish", i64::MAX),
+            ev("new", "2026-11-23T09:00:00Z", 2),
+        ]);
+        let uids: Vec<&str> = events.0.iter().map(|e| e.uid.as_str()).collect();
+        assert_eq!(uids, ["new", "old", "garbage-time"]);
+        assert_eq!(
+            events.0[1].count, 1,
+            "a negative count is at least one occurrence"
+        );
+        assert_eq!(events.0[2].count, i64::MAX as u64);
+        assert_eq!(events.0[2].last_seen, None);
+    }
+
+    #[test]
+    fn non_events_are_dropped_and_the_list_is_bounded() {
+        let mut raw = vec![json!({"metadata":{"name":"x"}}), json!("not an object")];
+        raw.extend((0..MAX_KEPT + 50).map(|i| {
+            json!({"metadata":{"uid":format!("u{i}")},"involvedObject":{"kind":"Pod","name":"p"},"reason":"R"})
+        }));
+        let events = Events::from(raw);
+        assert_eq!(events.0.len(), MAX_KEPT);
+    }
+}

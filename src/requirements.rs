@@ -1,0 +1,294 @@
+//! NodePool requirements against EC2 instance types: which types a NodePool could launch, and
+//! which requirement leaves none. Mirrors the labels Karpenter gives each instance type
+//! (well-known Kubernetes labels and `karpenter.k8s.aws/instance-*`); requirements on other
+//! keys are the user's own node labels and never exclude an instance type.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::facts::{InstanceType, InstanceTypeOffering};
+use crate::model::Requirement;
+
+/// The values an instance type has for a label key; `None` when the key is not one Karpenter
+/// derives from the instance type (so the requirement does not filter).
+pub fn label_values(it: &InstanceType, zones: &BTreeSet<String>, key: &str) -> Option<Vec<String>> {
+    let name = it.instance_type.as_str();
+    let (family, size) = name.split_once('.').unwrap_or((name, ""));
+    let category: String = family
+        .chars()
+        .take_while(|c| c.is_ascii_lowercase())
+        .collect();
+    let generation: String = family[category.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let one = |v: String| Some(vec![v]);
+    match key {
+        "kubernetes.io/arch" => Some(
+            it.architectures
+                .iter()
+                .filter_map(|a| k8s_arch(a))
+                .map(str::to_string)
+                .collect(),
+        ),
+        "kubernetes.io/os" => Some(vec!["linux".to_string(), "windows".to_string()]),
+        "node.kubernetes.io/instance-type" => one(name.to_string()),
+        "topology.kubernetes.io/zone" => Some(zones.iter().cloned().collect()),
+        "karpenter.sh/capacity-type" => Some(
+            it.usage_classes
+                .iter()
+                .filter(|u| matches!(u.as_str(), "on-demand" | "spot"))
+                .cloned()
+                .collect(),
+        ),
+        "karpenter.k8s.aws/instance-family" => one(family.to_string()),
+        "karpenter.k8s.aws/instance-category" => one(category),
+        "karpenter.k8s.aws/instance-generation" if generation.is_empty() => Some(Vec::new()),
+        "karpenter.k8s.aws/instance-generation" => one(generation),
+        "karpenter.k8s.aws/instance-size" => one(size.to_string()),
+        "karpenter.k8s.aws/instance-cpu" => one(it.vcpus.to_string()),
+        "karpenter.k8s.aws/instance-memory" => one(it.memory_mib.to_string()),
+        "karpenter.k8s.aws/instance-gpu-count" if it.gpus == 0 => Some(Vec::new()),
+        "karpenter.k8s.aws/instance-gpu-count" => one(it.gpus.to_string()),
+        "karpenter.k8s.aws/instance-hypervisor" => one(it.hypervisor.clone()),
+        _ => None,
+    }
+}
+
+/// EC2's architecture name as the `kubernetes.io/arch` label value.
+pub fn k8s_arch(ec2: &str) -> Option<&'static str> {
+    match ec2 {
+        "x86_64" => Some("amd64"),
+        "arm64" => Some("arm64"),
+        _ => None,
+    }
+}
+
+/// Whether a label with `have` values (empty: the label is absent) meets one requirement.
+/// A multi-valued label (zones, capacity types) meets `In` when any value is allowed, because
+/// Karpenter picks one of them at launch.
+pub fn meets(have: &[String], req: &Requirement) -> bool {
+    let number = |v: &str| v.parse::<i64>().ok();
+    let bound = || req.values.first().and_then(|v| number(v));
+    match req.operator.as_str() {
+        "In" => have.iter().any(|h| req.values.contains(h)),
+        "NotIn" => have.is_empty() || have.iter().any(|h| !req.values.contains(h)),
+        "Exists" => !have.is_empty(),
+        "DoesNotExist" => have.is_empty(),
+        "Gt" => bound().is_some_and(|b| have.iter().filter_map(|h| number(h)).any(|h| h > b)),
+        "Lt" => bound().is_some_and(|b| have.iter().filter_map(|h| number(h)).any(|h| h < b)),
+        // An operator the API would have rejected: do not guess.
+        _ => true,
+    }
+}
+
+/// One step of narrowing the instance types down, and how many were left after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub what: String,
+    pub left: usize,
+}
+
+/// The result of filtering a NodePool's instance types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Narrowing {
+    pub steps: Vec<Step>,
+    /// Up to a few instance types that survive every step.
+    pub survivors: Vec<String>,
+}
+
+impl Narrowing {
+    /// The first step that left nothing, if any.
+    pub fn emptied_by(&self) -> Option<&Step> {
+        self.steps.iter().find(|s| s.left == 0)
+    }
+}
+
+/// How a requirement reads in a finding: `kubernetes.io/arch In [arm64]`.
+pub fn describe(req: &Requirement) -> String {
+    if req.values.is_empty() {
+        format!("{} {}", req.key, req.operator)
+    } else {
+        format!("{} {} [{}]", req.key, req.operator, req.values.join(", "))
+    }
+}
+
+/// Filters `types` the way Karpenter would for one NodePool: offered in at least one of
+/// `subnet_zones`, then each requirement in order, then launchable with one of `ami_arches`
+/// (`kubernetes.io/arch` values; empty means the AMIs are unknown and do not filter).
+pub fn narrow(
+    types: &[InstanceType],
+    offerings: &[InstanceTypeOffering],
+    subnet_zones: &BTreeSet<String>,
+    requirements: &[Requirement],
+    ami_arches: &BTreeSet<String>,
+) -> Narrowing {
+    let mut offered: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for o in offerings {
+        if subnet_zones.contains(&o.zone) {
+            offered
+                .entry(o.instance_type.as_str())
+                .or_default()
+                .insert(o.zone.clone());
+        }
+    }
+    let mut left: Vec<(&InstanceType, &BTreeSet<String>)> = types
+        .iter()
+        .filter_map(|t| offered.get(t.instance_type.as_str()).map(|z| (t, z)))
+        .collect();
+    let zones: Vec<&str> = subnet_zones.iter().map(String::as_str).collect();
+    let mut steps = vec![Step {
+        what: format!("offered in the subnets' zones ({})", zones.join(", ")),
+        left: left.len(),
+    }];
+    for req in requirements {
+        left.retain(|(t, z)| match label_values(t, z, &req.key) {
+            Some(have) => meets(&have, req),
+            None => true,
+        });
+        steps.push(Step {
+            what: describe(req),
+            left: left.len(),
+        });
+    }
+    if !ami_arches.is_empty() {
+        left.retain(|(t, _)| {
+            t.architectures
+                .iter()
+                .filter_map(|a| k8s_arch(a))
+                .any(|a| ami_arches.contains(a))
+        });
+        let arches: Vec<&str> = ami_arches.iter().map(String::as_str).collect();
+        steps.push(Step {
+            what: format!("an AMI exists for the architecture ({})", arches.join(", ")),
+            left: left.len(),
+        });
+    }
+    Narrowing {
+        steps,
+        survivors: left
+            .iter()
+            .take(5)
+            .map(|(t, _)| t.instance_type.clone())
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn it(name: &str, arch: &str, vcpus: i64) -> InstanceType {
+        InstanceType {
+            instance_type: name.to_string(),
+            architectures: vec![arch.to_string()],
+            vcpus,
+            memory_mib: vcpus * 4096,
+            gpus: 0,
+            usage_classes: vec!["on-demand".into(), "spot".into()],
+            hypervisor: "nitro".into(),
+            bare_metal: false,
+        }
+    }
+
+    fn req(key: &str, op: &str, values: &[&str]) -> Requirement {
+        Requirement {
+            key: key.into(),
+            operator: op.into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+            min_values: None,
+        }
+    }
+
+    fn offered(types: &[InstanceType], zones: &[&str]) -> Vec<InstanceTypeOffering> {
+        types
+            .iter()
+            .flat_map(|t| {
+                zones.iter().map(|z| InstanceTypeOffering {
+                    instance_type: t.instance_type.clone(),
+                    zone: z.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn arm64_with_t3_names_the_family_requirement() {
+        let types = [
+            it("t3.large", "x86_64", 2),
+            it("t4g.large", "arm64", 2),
+            it("m5.large", "x86_64", 2),
+        ];
+        let zones: BTreeSet<String> = ["us-west-2a".to_string()].into();
+        let n = narrow(
+            &types,
+            &offered(&types, &["us-west-2a"]),
+            &zones,
+            &[
+                req("kubernetes.io/arch", "In", &["arm64"]),
+                req("karpenter.k8s.aws/instance-family", "In", &["t3"]),
+            ],
+            &BTreeSet::new(),
+        );
+        let lefts: Vec<usize> = n.steps.iter().map(|s| s.left).collect();
+        assert_eq!(lefts, [3, 1, 0]);
+        assert_eq!(
+            n.emptied_by().map(|s| s.what.as_str()),
+            Some("karpenter.k8s.aws/instance-family In [t3]")
+        );
+    }
+
+    #[test]
+    fn labels_derived_from_the_name() {
+        let z = BTreeSet::new();
+        let t = it("c6gn.2xlarge", "arm64", 8);
+        assert_eq!(
+            label_values(&t, &z, "karpenter.k8s.aws/instance-category"),
+            Some(vec!["c".into()])
+        );
+        assert_eq!(
+            label_values(&t, &z, "karpenter.k8s.aws/instance-generation"),
+            Some(vec!["6".into()])
+        );
+        assert_eq!(
+            label_values(&t, &z, "karpenter.k8s.aws/instance-size"),
+            Some(vec!["2xlarge".into()])
+        );
+        assert_eq!(label_values(&t, &z, "example.com/team"), None);
+    }
+
+    #[test]
+    fn operators() {
+        let have = vec!["6".to_string()];
+        assert!(meets(&have, &req("k", "Gt", &["5"])));
+        assert!(!meets(&have, &req("k", "Gt", &["6"])));
+        assert!(meets(&have, &req("k", "Lt", &["7"])));
+        assert!(!meets(&have, &req("k", "Gt", &["not-a-number"])));
+        assert!(meets(&have, &req("k", "NotIn", &["5"])));
+        assert!(!meets(&have, &req("k", "DoesNotExist", &[])));
+        assert!(meets(&[], &req("k", "DoesNotExist", &[])));
+        assert!(meets(&["a".into(), "b".into()], &req("zone", "In", &["b"])));
+    }
+
+    #[test]
+    fn zones_without_offerings_and_ami_arches_filter() {
+        let types = [it("m5.large", "x86_64", 2), it("m6g.large", "arm64", 2)];
+        let zones: BTreeSet<String> = ["us-west-2a".to_string()].into();
+        let n = narrow(
+            &types,
+            &offered(&types, &["us-west-2b"]),
+            &zones,
+            &[],
+            &BTreeSet::new(),
+        );
+        assert_eq!(n.steps[0].left, 0);
+        let arches: BTreeSet<String> = ["arm64".to_string()].into();
+        let n = narrow(
+            &types,
+            &offered(&types, &["us-west-2a"]),
+            &zones,
+            &[],
+            &arches,
+        );
+        assert_eq!(n.survivors, ["m6g.large"]);
+    }
+}
