@@ -49,15 +49,29 @@ def pod(name, ready=None, crash=None, ns=NS, node="ip-192-168-12-34.us-west-2.co
         "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"karpenter-6d9f7c8b5d","uid":"a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d","controller":True}]},
       "spec":{"serviceAccountName":"karpenter","nodeName":node,"containers":[{"name":"controller","image":"public.ecr.aws/karpenter/controller:1.8.1","env":(IRSA_ENV if env is None else env)}]},
       "status":{"phase":"Running","podIP":"192.168.12.80","conditions":conds,"containerStatuses":[cs]}}
-def crd(name, group, kind, plural, versions=("v1",), stored=("v1",)):
-    return {"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+# The spec fields of each CRD at 1.8.1 (what KD1002 fingerprints: capacityReservationSelectorTerms
+# since 1.3, NodePool replicas since 1.8).
+SPEC_FIELDS={
+  "ec2nodeclasses":["amiFamily","amiSelectorTerms","blockDeviceMappings","capacityReservationSelectorTerms","instanceProfile","kubelet","metadataOptions","role","securityGroupSelectorTerms","subnetSelectorTerms","tags","userData"],
+  "nodepools":["disruption","limits","replicas","template","weight"],
+  "nodeclaims":["expireAfter","nodeClassRef","requirements","resources","startupTaints","taints","terminationGracePeriod"],
+  "nodeoverlays":["capacity","price","priceAdjustment","requirements","weight"]}
+def crd(name, group, kind, plural, versions=("v1",), stored=("v1",), fields=None, conversion=None):
+    fields = SPEC_FIELDS.get(plural, []) if fields is None else fields
+    schema={"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},
+        "spec":{"type":"object","properties":{f:{"type":"object"} for f in fields}},"status":{"type":"object"}}}
+    c={"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
       "metadata":{"name":name,"annotations":{"controller-gen.kubebuilder.io/version":"v0.18.0"},"labels":{"app.kubernetes.io/managed-by":"Helm"}},
       "spec":{"group":group,"names":{"kind":kind,"plural":plural,"singular":kind.lower(),"listKind":kind+"List"},"scope":"Cluster",
-        "versions":[{"name":v,"served":True,"storage":v==versions[-1],"schema":{"openAPIV3Schema":{"type":"object"}}} for v in versions]},
+        "versions":[{"name":v,"served":True,"storage":v==versions[-1],"schema":{"openAPIV3Schema":schema}} for v in versions]},
       "status":{"storedVersions":list(stored),"acceptedNames":{"kind":kind,"plural":plural}}}
+    if conversion: c["spec"]["conversion"]=conversion
+    return c
 CRDS=[("ec2nodeclasses.karpenter.k8s.aws","karpenter.k8s.aws","EC2NodeClass","ec2nodeclasses"),
       ("nodeclaims.karpenter.sh","karpenter.sh","NodeClaim","nodeclaims"),
       ("nodepools.karpenter.sh","karpenter.sh","NodePool","nodepools")]
+# CRDs a 1.8.1 controller needs beyond the three base ones (KD1002's fingerprints).
+EXTRA_CRDS=[("nodeoverlays.karpenter.sh","karpenter.sh","NodeOverlay","nodeoverlays")]
 def nodepool(name="default", ref=None, arch=("amd64",)):
     ref = ref if ref is not None else {"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"}
     spec={"requirements":[{"key":"kubernetes.io/arch","operator":"In","values":list(arch)},
@@ -151,6 +165,59 @@ def derive_ssm(b):
     names=sorted(paths)
     if any(isinstance(e["fact"],dict) and "ssmParameters" in e["fact"] for e in b["facts"]): return
     b["facts"].append({"fact":{"ssmParameters":{"names":names}},"value":{n:(ami_for(n) if published(n) else None) for n in names}})
+# Controller log lines (zap JSON, as Karpenter writes them).
+def logline(level, message, error=None, controller=None, t="2026-11-23T09:58:03.112Z"):
+    d={"level":level,"time":t,"logger":"controller","message":message,"commit":"5c1b8c3"}
+    if controller: d["controller"]=controller
+    if error: d["error"]=error
+    return json.dumps(d)
+HEALTHY_LOG="\n".join([
+    logline("INFO","starting server",t="2026-11-20T08:02:12.001Z"),
+    logline("INFO","discovered ssm parameter",controller="nodeclass",t="2026-11-20T08:02:14.310Z"),
+    logline("INFO","discovered subnets",controller="nodeclass",t="2026-11-20T08:02:14.512Z"),
+    logline("INFO","found provisionable pod(s)",controller="provisioner",t="2026-11-23T09:41:00.100Z"),
+    logline("INFO","launched nodeclaim",controller="nodeclaim.lifecycle",t="2026-11-23T09:41:03.200Z"),
+    logline("INFO","registered nodeclaim",controller="nodeclaim.lifecycle",t="2026-11-23T09:41:40.050Z"),
+    logline("INFO","initialized nodeclaim",controller="nodeclaim.lifecycle",t="2026-11-23T09:41:52.900Z")])+"\n"
+# Instance types as EC2 (and the emulator) describe them: a few families of each architecture.
+FAMILIES={"c5":("x86_64",2),"c6i":("x86_64",2),"c6g":("arm64",2),"c7g":("arm64",2),"m5":("x86_64",4),"m6i":("x86_64",4),
+          "m6g":("arm64",4),"m7g":("arm64",4),"r5":("x86_64",8),"r6i":("x86_64",8),"r6g":("arm64",8),"t3":("x86_64",4),"t4g":("arm64",4)}
+def instance_types():
+    out=[]
+    for fam,(arch,gib_per_cpu) in sorted(FAMILIES.items()):
+        for size,cpus in (("large",2),("xlarge",4),("2xlarge",8)):
+            out.append({"instanceType":"%s.%s"%(fam,size),"architectures":[arch],"vcpus":cpus,"memoryMib":cpus*gib_per_cpu*1024,"gpus":0,
+                        "usageClasses":["on-demand","spot"],"hypervisor":"nitro","bareMetal":False})
+    return out
+# The interruption queue and rules of the getting-started CloudFormation template.
+QUEUE_ARN="arn:aws:sqs:us-west-2:111122223333:demo"
+QUEUE_POLICY=json.dumps({"Version":"2012-10-17","Id":"EC2InterruptionPolicy","Statement":[
+    {"Effect":"Allow","Principal":{"Service":["events.amazonaws.com","sqs.amazonaws.com"]},"Action":"sqs:SendMessage","Resource":QUEUE_ARN},
+    {"Sid":"DenyHTTP","Effect":"Deny","Action":"sqs:*","Resource":QUEUE_ARN,"Condition":{"Bool":{"aws:SecureTransport":False}},"Principal":"*"}]})
+def queue(name="demo", kms=None, policy=QUEUE_POLICY):
+    attrs={"QueueArn":"arn:aws:sqs:us-west-2:111122223333:"+name,"MessageRetentionPeriod":"300","VisibilityTimeout":"30","DelaySeconds":"0",
+           "MaximumMessageSize":"262144","ReceiveMessageWaitTimeSeconds":"0"}
+    if policy: attrs["Policy"]=policy
+    if kms: attrs.update({"KmsMasterKeyId":kms,"KmsDataKeyReusePeriodSeconds":"300"})
+    else: attrs["SqsManagedSseEnabled"]="true"
+    return {"name":name,"url":"https://sqs.us-west-2.amazonaws.com/111122223333/"+name,"arn":attrs["QueueArn"],"attributes":attrs}
+RULE_EVENTS=[("ScheduledChangeRule","aws.health",["AWS Health Event"]),("SpotInterruptionRule","aws.ec2",["EC2 Spot Instance Interruption Warning"]),
+             ("RebalanceRule","aws.ec2",["EC2 Instance Rebalance Recommendation"]),("InstanceStateChangeRule","aws.ec2",["EC2 Instance State-change Notification"])]
+def rules(only=None, state="ENABLED"):
+    out=[]
+    for name,source,details in RULE_EVENTS:
+        if only is not None and name not in only: continue
+        n="Karpenter-demo-"+name
+        out.append({"name":n,"arn":"arn:aws:events:us-west-2:111122223333:rule/"+n,"state":state,
+                    "eventPattern":json.dumps({"source":[source],"detail-type":details}),"targets":[{"id":"KarpenterInterruptionQueueTarget","arn":QUEUE_ARN}]})
+    return out
+def node(name, fargate=False, karpenter=False, self_managed=False):
+    labels={"kubernetes.io/hostname":name,"kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"us-west-2a"}
+    if fargate: labels["eks.amazonaws.com/compute-type"]="fargate"
+    elif karpenter: labels.update({"karpenter.sh/nodepool":"default","karpenter.k8s.aws/ec2nodeclass":"default"})
+    elif self_managed: labels["alpha.eksctl.io/nodegroup-name"]="self-managed"
+    else: labels["eks.amazonaws.com/nodegroup"]="system"
+    return {"apiVersion":"v1","kind":"Node","metadata":{"name":name,"labels":labels},"status":{"conditions":[{"type":"Ready","status":"True"}]}}
 def base():
     facts={}
     facts[json.dumps({"kubeVersion":None})]=None
@@ -162,7 +229,7 @@ def irsa_trust(ns=NS, sa="karpenter"):
     host=ISSUER[len("https://"):]
     return json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::111122223333:oidc-provider/"+host},"Action":"sts:AssumeRoleWithWebIdentity","Condition":{"StringEquals":{host+":aud":"sts.amazonaws.com",host+":sub":"system:serviceaccount:%s:%s"%(ns,sa)}}}]})
 PROVIDER={"arn":"arn:aws:iam::111122223333:oidc-provider/"+ISSUER[len("https://"):],"url":ISSUER[len("https://"):],"clientIds":["sts.amazonaws.com"]}
-def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=None, annotation=ROLE_ARN, role=True, assocs=None, providers=None, ns=NS, trust=None):
+def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=None, annotation=ROLE_ARN, role=True, assocs=None, providers=None, ns=NS, trust=None, logs=None, previous_logs=None):
     F=[]
     def add(key, value=None, error=None):
         e={"fact":key}
@@ -173,10 +240,21 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     deps=[deployment(ns=ns)] if dep is True else (dep or [])
     add({"controllerDeployments":{"namespace":None}}, deps)
     if deps:
-        add({"pods":{"namespace":ns,"labelSelector":SELSTR}}, pods if pods is not None else [pod("karpenter-6d9f7c8b5d-7xk2p", ns=ns), pod("karpenter-6d9f7c8b5d-q9w4n", ns=ns, node="ip-192-168-77-10.us-west-2.compute.internal")])
-    crds = crds if crds is not None else {n: crd(n,g,k,p) for n,g,k,p in CRDS}
-    for n,_,_,_ in CRDS:
-        v=crds.get(n)
+        pods = pods if pods is not None else [pod("karpenter-6d9f7c8b5d-7xk2p", ns=ns), pod("karpenter-6d9f7c8b5d-q9w4n", ns=ns, node="ip-192-168-77-10.us-west-2.compute.internal")]
+        add({"pods":{"namespace":ns,"labelSelector":SELSTR}}, pods)
+        # What the log checks read: the current log of every running controller pod, and the
+        # previous container's log of every crash-looping one.
+        for p in pods:
+            name=p["metadata"]["name"]
+            if p["status"].get("phase")=="Running":
+                add({"podLogs":{"namespace":ns,"pod":name,"container":"controller","previous":False}}, (logs or {}).get(name, HEALTHY_LOG))
+            if p["status"]["containerStatuses"][0].get("restartCount",0)>0:
+                add({"podLogs":{"namespace":ns,"pod":name,"container":"controller","previous":True}}, (previous_logs or {}).get(name))
+        for n in sorted({p["spec"].get("nodeName") for p in pods if p["spec"].get("nodeName")}):
+            add({"node":{"name":n}}, node(n, fargate=n.startswith("fargate-")))
+    crds = crds if crds is not None else {}
+    for n,g,k,p in CRDS+EXTRA_CRDS:
+        v=crds[n] if n in crds else crd(n,g,k,p)
         if isinstance(v, dict) and "kind" in v and v.get("kind") in ("forbidden",):
             add({"crd":{"name":n}}, error=v["error"])
         else:
@@ -205,6 +283,13 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("awsAuth", aws_auth())
     add("ebsDefaults", {"encryptedByDefault":False,"defaultKmsKeyId":"alias/aws/ebs"})
     add({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN)])
+    add({"events":{"kind":"NodeClaim","namespace":None}}, [])
+    add("webhookConfigurations", [])
+    add("ec2InstanceTypes", instance_types())
+    add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])
+    add({"sqsQueue":{"name":"demo"}}, queue())
+    add("sqsQueues", ["demo"])
+    add({"eventRules":{"targetArn":QUEUE_ARN}}, rules())
     for (k, v) in (overrides or []):
         F=[e for e in F if e["fact"]!=k]
         F.append({"fact":k, **v})
@@ -217,7 +302,12 @@ def default_emulator(b):
     role) carries the reference policy of the controller's release, so simulations pass."""
     roles=[e["value"]["name"] for e in b["facts"] if isinstance(e["fact"],dict) and "iamRole" in e["fact"]
            and e.get("value") and e["value"]["name"]!="KarpenterNodeRole-demo"]
-    return {"rolePolicies":[{"role":r,"name":"karpenter-controller","reference":{"version":"1.8.1"}} for r in roles]}
+    version="1.8.1"
+    for e in b["facts"]:
+        if e["fact"]=={"controllerDeployments":{"namespace":None}} and e.get("value"):
+            image=e["value"][0]["spec"]["template"]["spec"]["containers"][0]["image"]
+            version=image.split(":")[1].split("@")[0]
+    return {"rolePolicies":[{"role":r,"name":"karpenter-controller","reference":{"version":version}} for r in roles]}
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
     if "emulator" not in b: b["emulator"]=default_emulator(b)
@@ -240,25 +330,31 @@ NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007',
 # checks do not apply; KD2001/KD2004 own the problem.
 GRANTS=["KD2101","KD2102","KD2103","KD2104","KD3007"]
 write("healthy", bundle("A healthy Karpenter 1.8.1 install in namespace karpenter: two ready controller pods, v1 CRDs, one NodePool on one EC2NodeClass."), [])
-write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts), as when the controller cannot get AWS credentials at start-up.",
-      dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})]), ["KD1001"])
-write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"])
+CRED_ERROR=logline("ERROR","ec2 api connectivity check failed",error="operation error EC2: DescribeInstanceTypes, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, canceled, context deadline exceeded")+"\n"
+CRASH_LOGS={n:logline("INFO","starting server",t="2026-11-23T09:58:01.420Z")+"\n"+CRED_ERROR for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")}
+write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts) because the controller cannot get AWS credentials at start-up: the previous container's log ends with \"ec2 api connectivity check failed ... no EC2 IMDS role found\".",
+      dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})],
+      logs=CRASH_LOGS, previous_logs=CRASH_LOGS), ["KD1001","KD1009"])
+# Checks about the controller itself: nothing to judge without one.
+NO_CONTROLLER=["KD1004","KD1005","KD1006","KD1008","KD1009","KD7001","KD7002","KD7003","KD9001"]
+write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER)
 v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
 nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
 nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
 write("crds-v1beta1", bundle("The controller was upgraded to 1.8.1 but the CRDs were left at v1beta1 (Helm does not upgrade CRDs): the v1 APIs are not served.",
-      crds=v1beta1, nps=nf, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4004"]+NODECLASS)
+      crds=v1beta1, nps=nf, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4002","KD4003","KD4004","KD4005"]+NODECLASS)
 missing_crd = {n: crd(n,g,k,p) for n,g,k,p in CRDS}; missing_crd["ec2nodeclasses.karpenter.k8s.aws"]=None
-write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001"]+NODECLASS)
+write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4003"]+NODECLASS)
 write("nodeclassref-invalid", bundle("Two NodePools that Karpenter ignores: one names an EC2NodeClass that does not exist, one still has a v1beta1-style reference without group and kind.",
       nps=[nodepool(), nodepool("gpu", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"gpu"}), nodepool("legacy", ref={"name":"default"})]), ["KD4001"])
 forb={"error":{"kind":"forbidden","permission":"get customresourcedefinitions.apiextensions.k8s.io","message":"customresourcedefinitions.apiextensions.k8s.io \"nodepools.karpenter.sh\" is forbidden: User \"karpdoctor\" cannot get resource \"customresourcedefinitions\" in API group \"apiextensions.k8s.io\" at the cluster scope"}}
 fb = {n: {"kind":"forbidden","error":forb["error"]} for n,_,_,_ in CRDS}
-write("forbidden-crds", bundle("karpdoctor's own identity may not read CRDs: KD1002 cannot conclude and must say which permission is missing; the rest is healthy.", crds=fb), [], unknown=["KD1002"])
+write("forbidden-crds", bundle("karpdoctor's own identity may not read CRDs: KD1002 cannot conclude and must say which permission is missing; the rest is healthy.", crds=fb), [], unknown=["KD1002","KD1003"])
 demo = bundle("Demo: a Karpenter 1.8.1 install whose controller crash-loops because its pods predate the IRSA annotation (no credentials), and whose 'arm' NodePool points at an EC2NodeClass that was never created. karpdoctor may not read CRDs here.",
       dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash, env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"}, env=[])],
-      crds=fb, nps=[nodepool(), nodepool("arm", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"graviton"}, arch=("arm64",))])
-write("demo", demo, ["KD1001","KD2006","KD4001"], unknown=["KD1002"])
+      crds=fb, nps=[nodepool(), nodepool("arm", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"graviton"}, arch=("arm64",))],
+      logs=CRASH_LOGS, previous_logs=CRASH_LOGS)
+write("demo", demo, ["KD1001","KD1009","KD2006","KD4001"], unknown=["KD1002","KD1003"])
 write("credentials-missing", bundle("The controller's ServiceAccount has no IRSA annotation and no Pod Identity association: the controller falls back to the node role.",
       annotation=None, pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", env=[])]), ["KD2001"], skipped=GRANTS)
 write("irsa-role-missing", bundle("The IRSA annotation names KarpenterControllerRole, a role that was never created (the role is KarpenterController-demo).",
@@ -280,13 +376,6 @@ PI_TRUST=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Prin
 NODE_A="ip-192-168-12-34.us-west-2.compute.internal"
 NODE_B="ip-192-168-77-10.us-west-2.compute.internal"
 FARGATE="fargate-ip-192-168-101-5.us-west-2.compute.internal"
-def node(name, fargate=False, karpenter=False, self_managed=False):
-    labels={"kubernetes.io/hostname":name,"kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"us-west-2a"}
-    if fargate: labels["eks.amazonaws.com/compute-type"]="fargate"
-    elif karpenter: labels.update({"karpenter.sh/nodepool":"default","karpenter.k8s.aws/ec2nodeclass":"default"})
-    elif self_managed: labels["alpha.eksctl.io/nodegroup-name"]="self-managed"
-    else: labels["eks.amazonaws.com/nodegroup"]="system"
-    return {"apiVersion":"v1","kind":"Node","metadata":{"name":name,"labels":labels},"status":{"conditions":[{"type":"Ready","status":"True"}]}}
 def agent(node_name, i):
     return {"apiVersion":"v1","kind":"Pod","metadata":{"name":"eks-pod-identity-agent-%d"%i,"namespace":"kube-system","labels":{"app.kubernetes.io/name":"eks-pod-identity-agent"}},
             "spec":{"nodeName":node_name,"hostNetwork":True,"containers":[{"name":"eks-pod-identity-agent","image":"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/eks-pod-identity-agent:0.1.29"}]},
@@ -361,11 +450,11 @@ BOUNDARY="arn:aws:iam::111122223333:policy/ec2-only-boundary"
 b=bundle("The controller role has the full 1.8.1 policy but a permissions boundary that only allows ec2:* and iam:PassRole: SSM, SQS, EKS, pricing and instance-profile calls are denied by the boundary.",
     overrides=[({"iamRole":{"name":"KarpenterController-demo"}}, {"value":{"name":"KarpenterController-demo","arn":ROLE_ARN,"path":"/","trustPolicy":irsa_trust(),"permissionsBoundaryArn":BOUNDARY}})])
 b["emulator"]={**default_emulator(b), "boundaries":[{"name":"ec2-only-boundary","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:*","iam:PassRole"],"Resource":"*"}]}}]}
-write("controller-boundary-blocks", b, ["KD2103"])
+write("controller-boundary-blocks", b, ["KD2103","KD7001"])
 
 b=pi_bundle("EKS Pod Identity is wired correctly, but an SCP denies eks-auth:AssumeRoleForPodIdentity to every role of the account: neither the node group's role nor the Karpenter node role (one replica runs on a Karpenter node) lets the agent fetch the controller's credentials.", karpenter_node=NODE_B)
 b["emulator"]["scps"]=[{"name":"no-pod-identity","document":{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"eks-auth:AssumeRoleForPodIdentity","Resource":"*"}]}}]
-write("pod-identity-blocked-by-scp", b, ["KD2007"])
+write("pod-identity-blocked-by-scp", b, ["KD1006","KD2007"])
 
 write("pod-identity-self-managed-nodes", pi_bundle("Pod Identity on a self-managed node group (no EKS node group, not a Karpenter node): karpdoctor cannot tell which IAM role the agent calls eks-auth:AssumeRoleForPodIdentity with, so KD2007 cannot conclude and says why.", self_managed=True), [], unknown=["KD2007"])
 
@@ -420,7 +509,7 @@ b=bundle("The controller runs on Fargate (IRSA) in a CONFIG_MAP cluster whose aw
 for e in b["facts"]:
     if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
-write("node-role-missing-from-aws-auth", b, ["KD5001"])
+write("node-role-missing-from-aws-auth", b, ["KD5001","KD6002"])
 
 # (3) Spot on Graviton in an account that never launched Spot.
 spot_pool=nodepool(arch=("arm64",))
@@ -490,7 +579,7 @@ b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
 b["target"].update({"cluster":None,"kubeContext":"prod"})
 write("cluster-name-unknown", b, ["KD1001"],
       unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003"],
-      skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"])
+      skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER)
 
 
 # A customer managed EBS key: the key policy only delegates to IAM, the controller role's
@@ -510,3 +599,155 @@ b=bundle("Node volumes are encrypted with a customer managed KMS key whose polic
 b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"]}
 b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"]!="AWSServiceRoleForEC2Spot"]
 write("ebs-cmk-unusable", b, ["KD3010"])
+
+
+# ---- Controller install, NodePools, NodeClaims, interruption (KD1xxx, KD4xxx, KD6xxx, KD7xxx, KD9001)
+def set_env(b, name, value):
+    """Sets (or with None removes) one controller environment variable in a bundle."""
+    for e in b["facts"]:
+        if e["fact"]=={"controllerDeployments":{"namespace":None}}:
+            for d in e["value"]:
+                env=d["spec"]["template"]["spec"]["containers"][0]["env"]
+                env[:]=[x for x in env if x["name"]!=name]+([{"name":name,"value":value}] if value is not None else [])
+def pending_pod(name, ns, message):
+    p=pod(name, ns=ns, ready=False)
+    p["spec"].pop("nodeName")
+    p["status"]={"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":message,"lastTransitionTime":"2026-11-23T09:30:00Z"}],
+                 "containerStatuses":[{"name":"controller","image":"public.ecr.aws/karpenter/controller:1.8.1","imageID":"","ready":False,"restartCount":0,"started":False,"state":{"waiting":{"reason":"ContainerCreating"}},"lastState":{}}]}
+    return p
+
+# (1) A controller on Fargate whose profile selects another namespace.
+msg="0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+b=bundle("Karpenter was installed into kube-system on a cluster whose only capacity for it is Fargate, but the Fargate profile selects namespace karpenter (the guide's default): both controller pods stay Pending.",
+    ns="kube-system", dep=[deployment(ready=0, ns="kube-system")],
+    pods=[pending_pod("karpenter-6d9f7c8b5d-7xk2p","kube-system",msg), pending_pod("karpenter-6d9f7c8b5d-q9w4n","kube-system",msg)],
+    overrides=[fact({"eksFargateProfiles":{"cluster":"demo"}}, [{"name":"karpenter","status":"ACTIVE","podExecutionRoleArn":FARGATE_POD_ROLE,
+        "subnets":["subnet-0a1b2c3d","subnet-0e4f5a6b"],"selectors":[{"namespace":"karpenter","labels":{}}]}])])
+write("controller-on-fargate-pending", b, ["KD1001","KD1005"], skipped=["KD1009","KD9001"])
+
+# (2) The interruption queue is in the Helm values but was never created.
+b=bundle("settings.interruptionQueue is demo (the CAS-migration guide's Helm values) but the queue was never created: the controller retries GetQueueUrl forever and handles no interruption.",
+    logs={n:HEALTHY_LOG+logline("ERROR","failed to create valid sqs provider",controller="interruption",error="creating sqs provider, operation error SQS: GetQueueUrl, https response error StatusCode: 400, RequestID: 5f1e2d3c-0000-4a6b-8c7d-9e0f1a2b3c4d, AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist.")+"\n"
+          for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")},
+    overrides=[fact({"sqsQueue":{"name":"demo"}}, None), fact("sqsQueues", [])])
+b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eventRules" in e["fact"])]
+write("interruption-queue-missing", b, ["KD1009","KD7001"], skipped=["KD7002"])
+
+# (3) A v1.0 upgrade that left v1beta1 in storedVersions.
+left={n: crd(n,g,k,p,stored=("v1beta1","v1")) for n,g,k,p in CRDS if g=="karpenter.sh"}
+# The 1.0 chart's conversion webhook, installed while Karpenter ran in kube-system; the
+# Service is gone since Karpenter moved to its own namespace (aws/karpenter-provider-aws#6818).
+left["nodeclaims.karpenter.sh"]["spec"]["conversion"]={"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1beta1","v1"],
+    "clientConfig":{"service":{"namespace":"kube-system","name":"karpenter","port":8443,"path":"/conversion/karpenter.sh"}}}}
+write("crds-stored-v1beta1", bundle("The cluster went through the v1.0 migration and is now on 1.8.1, but status.storedVersions of the NodePool and NodeClaim CRDs still lists v1beta1 (the next karpenter-crd upgrade fails with \"status.storedVersions[0]: Invalid value: \\\"v1beta1\\\": must appear in spec.versions\"), and the NodeClaim CRD still converts through the 1.0 webhook at kube-system/karpenter, a Service that no longer exists.",
+    crds=left, overrides=[fact({"service":{"namespace":"kube-system","name":"karpenter"}}, None)]), ["KD1003"])
+
+# (4) A NodePool requiring arm64 with the t3 family.
+arm_t3=nodepool(arch=("arm64",))
+arm_t3["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},
+    {"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]},{"key":"karpenter.k8s.aws/instance-family","operator":"In","values":["t3"]}]
+nc=nodeclass(); nc["status"]["amis"].append({"id":"ami-0b2c3d4e5f6071829","name":"amazon-eks-node-al2023-arm64-standard-1.33-v20261101","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]})
+write("nodepool-arm64-t3", bundle("A NodePool asks for arm64 and the t3 family: t3 is x86-only (the arm64 burstable family is t4g), so no instance type can ever be launched.", nps=[arm_t3], ncs=[nc]), ["KD4003"])
+
+# (5) Logs full of the pricing AccessDenied warning and nothing else wrong.
+PRICING=logline("ERROR","Reconciler error",controller="providers.pricing",error="updating pricing, retreiving on-demand pricing data, operation error Pricing: GetProducts, https response error StatusCode: 400, RequestID: 0d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d, api error AccessDeniedException: User: arn:aws:sts::111122223333:assumed-role/KarpenterController-demo/1700000000000000000 is not authorized to perform: pricing:GetProducts with an explicit deny in a service control policy")
+write("pricing-access-denied-noise", bundle("A training account's region allow-list SCP denies pricing:GetProducts (served from us-east-1): the controller logs AccessDenied every few minutes and works anyway with its built-in prices.",
+    logs={n:HEALTHY_LOG+"\n".join([PRICING]*6)+"\n" for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")}), ["KD9001"], exit_code=0)
+
+# KD1002: CRDs one release behind the controller.
+old={"nodepools.karpenter.sh":crd("nodepools.karpenter.sh","karpenter.sh","NodePool","nodepools",fields=[f for f in SPEC_FIELDS["nodepools"] if f!="replicas"]),
+     "nodeoverlays.karpenter.sh":None}
+write("crds-not-upgraded", bundle("The controller was upgraded to 1.8.1 with the karpenter chart only: the CRDs are still 1.6's (no NodeOverlay CRD, no NodePool spec.replicas), so new fields are rejected or silently dropped.", crds=old), ["KD1002"])
+
+# KD1004: a cluster endpoint copied from another cluster.
+b=bundle("settings.clusterEndpoint was copied from the staging cluster's values file: nodes bootstrap against staging's API server and never register here.")
+set_env(b, "CLUSTER_ENDPOINT", "https://0123456789ABCDEF.gr7.us-west-2.eks.amazonaws.com")
+write("controller-endpoint-mismatch", b, ["KD1004"])
+
+# KD1006: one replica landed on a node Karpenter manages.
+b=bundle("A custom affinity in the Helm values dropped the chart's karpenter.sh/nodepool DoesNotExist term, and one controller replica now runs on a Karpenter node.")
+b["facts"]=[e for e in b["facts"] if e["fact"]!={"node":{"name":NODE_B}}]+[{"fact":{"node":{"name":NODE_B}},"value":node(NODE_B, karpenter=True)}]
+write("controller-on-karpenter-node", b, ["KD1006"], exit_code=0)
+
+# KD1007: v0.3x webhook configurations left behind.
+def webhook_config(name, kind="ValidatingWebhookConfiguration"):
+    return {"apiVersion":"admissionregistration.k8s.io/v1","kind":kind,"metadata":{"name":name},
+            "webhooks":[{"name":name,"admissionReviewVersions":["v1"],"sideEffects":"None","failurePolicy":"Fail",
+                         "clientConfig":{"service":{"namespace":NS,"name":"karpenter","port":8443}},
+                         "rules":[{"apiGroups":["karpenter.sh"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["nodepools","nodeclaims"]}]}]}
+svc={"apiVersion":"v1","kind":"Service","metadata":{"name":"karpenter","namespace":NS,"labels":SEL},"spec":{"type":"ClusterIP","selector":SEL,"ports":[{"name":"http-metrics","port":8080,"protocol":"TCP","targetPort":"http-metrics"}]}}
+b=bundle("The install was upgraded from 0.37 to 1.8.1 and the old webhook configurations were never deleted: validation.webhook.karpenter.sh and defaulting.webhook.karpenter.k8s.aws still call port 8443 of the karpenter Service, which now serves metrics only, so every NodePool edit fails.",
+    overrides=[fact("webhookConfigurations", [webhook_config("validation.webhook.karpenter.sh"), webhook_config("defaulting.webhook.karpenter.k8s.aws","MutatingWebhookConfiguration")]),
+               fact({"service":{"namespace":NS,"name":"karpenter"}}, svc)])
+write("stale-webhooks", b, ["KD1007"])
+
+# KD1008: a release too old for the cluster's Kubernetes version.
+OLD_IMAGE="public.ecr.aws/karpenter/controller:1.4.2@sha256:0f1e2d3c4b5a69788a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7"
+b=bundle("The control plane was upgraded to Kubernetes 1.33 while Karpenter stayed at 1.4.2; 1.33 needs Karpenter 1.5 or later.", dep=[deployment(image=OLD_IMAGE)])
+b["target"]["karpenterVersion"]="1.4.2"
+write("karpenter-too-old", b, ["KD1008"])
+
+# KD1009: an error karpdoctor does not know, repeated with different request ids.
+UNKNOWN=[logline("ERROR","Reconciler error",controller="nodeclaim.disruption",error="getting drift, computing static drift, request id %s: resolving instance types, cache miss"%rid) for rid in ("7a1b2c3d-aaaa-4b5c-8d9e-0f1a2b3c4d5e","8b2c3d4e-bbbb-4c5d-9e0f-1a2b3c4d5e6f","9c3d4e5f-cccc-4d5e-8f1a-2b3c4d5e6f70")]
+write("controller-log-errors", bundle("The controller keeps logging an error karpdoctor has no pattern for (the same message with a new request id each time): shown verbatim, once, as a warning.",
+    logs={"karpenter-6d9f7c8b5d-7xk2p":HEALTHY_LOG+"\n".join(UNKNOWN)+"\n"}), ["KD1009"], exit_code=0)
+
+# NodePool and NodeClaim lifecycle.
+def claim(name, pool="default", launched=("True","Launched",""), registered=("True","Registered",""), initialized=("True","Initialized",""), since="2026-11-23T09:40:00Z", capacity=None, node_name=None):
+    conds=[]
+    for t,(st,reason,msg) in (("Launched",launched),("Registered",registered),("Initialized",initialized)):
+        conds.append({"type":t,"status":st,"reason":reason,"message":msg,"lastTransitionTime":since})
+    ready="True" if all(c["status"]=="True" for c in conds) else "Unknown"
+    conds.append({"type":"Ready","status":ready,"reason":"Ready" if ready=="True" else "ReconcilingDependents","message":"","lastTransitionTime":since})
+    st={"providerID":"aws:///us-west-2a/i-0%s"%hashlib.sha256(name.encode()).hexdigest()[:17],"conditions":conds,"capacity":capacity or {"cpu":"8","memory":"32Gi","pods":"58"}}
+    if node_name: st["nodeName"]=node_name
+    return {"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","metadata":{"name":name,"labels":{"karpenter.sh/nodepool":pool,"karpenter.k8s.aws/ec2nodeclass":"default"}},
+            "spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},"requirements":[]},"status":st}
+limited=nodepool(); limited["spec"]["limits"]={"cpu":"16","memory":"64Gi"}
+limited["status"]["resources"]={"cpu":"16","memory":"64Gi","nodes":"2","pods":"116"}
+write("nodepool-limits-reached", bundle("The default NodePool has limits of 16 CPUs and 64Gi; its two m5.2xlarge NodeClaims hold exactly that, so pending pods wait and Karpenter logs \"all available instance types exceed limits for nodepool\".",
+    nps=[limited], overrides=[fact("nodeClaims", [claim("default-a1b2c"), claim("default-d3e4f")])]), ["KD4002"])
+
+unhealthy=nodepool()
+unhealthy["status"]["conditions"]+= [{"type":"NodeClassReady","status":"True","reason":"NodeClassReady","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"},
+    {"type":"NodeRegistrationHealthy","status":"False","reason":"RegistrationFailed","message":"Failed to register node","lastTransitionTime":"2026-11-23T09:20:00Z"}]
+write("nodepool-registration-unhealthy", bundle("The last NodeClaims of the default NodePool launched and never registered; Karpenter deleted them after 15 minutes, and only the NodePool's NodeRegistrationHealthy=False (RegistrationFailed) remembers it.", nps=[unhealthy]), ["KD4005"])
+
+ice=[{"apiVersion":"v1","kind":"Event","metadata":{"name":"default-%s.18a2b3c4d5e6f7a8"%n,"namespace":"default","uid":"0f1e2d3c-%s-4a6b-8c7d-9e0f1a2b3c4d"%n},
+      "involvedObject":{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","name":"default-%s"%n},"reason":"InsufficientCapacityError",
+      "message":"NodeClaim default-%s event: all requested instance types were unavailable during launch"%n,"type":"Warning","count":c,
+      "firstTimestamp":"2026-11-23T09:%s:00Z"%m,"lastTimestamp":"2026-11-23T09:%s:30Z"%m,"source":{"component":"karpenter"}} for n,c,m in (("q1w2e",3,"44"),("r4t5y",1,"52"))]
+quota=claim("default-u7i8o", launched=("Unknown","VCPULimitExceeded","An instance was requested that would exceed your VCPU quota"), registered=("Unknown","AwaitingReconciliation","object is awaiting reconciliation"),
+            initialized=("Unknown","AwaitingReconciliation","object is awaiting reconciliation"), since="2026-11-23T09:58:00Z")
+write("nodeclaim-launch-failed", bundle("A NodeClaim cannot launch because the account's On-Demand vCPU quota is exhausted (VCPULimitExceeded), and two earlier NodeClaims were deleted after insufficient capacity errors.",
+    overrides=[fact("nodeClaims", [claim("default-a1b2c"), quota]), fact({"events":{"kind":"NodeClaim","namespace":None}}, ice)]), ["KD6001"])
+
+CILIUM="ip-192-168-91-7.us-west-2.compute.internal"
+stuck_node=node(CILIUM, karpenter=True)
+stuck_node["spec"]={"taints":[{"key":"node.cilium.io/agent-not-ready","value":"true","effect":"NoExecute"}]}
+stuck_node["status"]={"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}
+write("nodeclaim-not-initialized", bundle("The NodePool lists Cilium's startup taint, but Cilium's agent is not scheduled on Karpenter nodes: the node is Ready, keeps the taint and the NodeClaim never initializes.",
+    overrides=[fact("nodeClaims", [claim("default-p0o9i", initialized=("Unknown","StartupTaintsExist","StartupTaint \"node.cilium.io/agent-not-ready=true:NoExecute\" still exists"), node_name=CILIUM)]),
+               fact({"node":{"name":CILIUM}}, stuck_node)]), ["KD6003"])
+
+# Interruption: rules and queue encryption; no queue at all while spot is allowed.
+SQS_KEY_ID="5678abcd-56ab-78cd-90ef-5678901234cd"
+SQS_KEY_ARN="arn:aws:kms:us-west-2:111122223333:key/"+SQS_KEY_ID
+b=bundle("The queue was created with a customer managed KMS key whose policy only delegates to IAM (so EventBridge may not use it), and only the spot interruption rule was created: nothing reaches the queue, and health, rebalance and state-change events have no rule at all.",
+    overrides=[fact({"sqsQueue":{"name":"demo"}}, queue(kms=SQS_KEY_ARN)), fact({"eventRules":{"targetArn":QUEUE_ARN}}, rules(only=["SpotInterruptionRule"])),
+               fact({"kmsKey":{"keyId":SQS_KEY_ARN}}, {"keyId":SQS_KEY_ID,"arn":SQS_KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY})])
+write("interruption-rules-missing", b, ["KD7002"])
+
+mixed_spot=nodepool(); mixed_spot["spec"]["template"]["spec"]["requirements"][1]["values"]=["spot","on-demand"]
+b=bundle("NodePools allow spot but settings.interruptionQueue is empty (interruption handling was skipped at install): two-minute spot notices go unheard.",
+    nps=[mixed_spot], overrides=[fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
+set_env(b, "INTERRUPTION_QUEUE", None)
+b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and ("sqsQueue" in e["fact"] or "eventRules" in e["fact"])) and e["fact"]!="sqsQueues"]
+# KD7003 asks whether an SCP would stop the installer (the caller) from creating the queue.
+PLATFORM_ADMIN={"name":"PlatformAdmin","arn":"arn:aws:iam::111122223333:role/admins/PlatformAdmin","path":"/admins/","trustPolicy":json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:root"},"Action":"sts:AssumeRole"}]}),"permissionsBoundaryArn":None}
+b["facts"].append({"fact":{"iamRole":{"name":"PlatformAdmin"}},"value":PLATFORM_ADMIN})
+b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"],
+    "assumeRole":{"roleArn":PLATFORM_ADMIN["arn"],"session":"alice"}}
+b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"] not in ("AWSServiceRoleForEC2Spot","PlatformAdmin")]
+b["emulator"]["rolePolicies"].append({"role":"PlatformAdmin","name":"admin","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}})
+write("interruption-handling-disabled", b, ["KD7003"], exit_code=0)

@@ -197,11 +197,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         })?;
     }
     if let Some(path) = &target.record {
-        let mut bundle = Bundle::new(
-            out.context.hints().clone(),
-            out.report.target.clone(),
-            out.context.recording(),
-        );
+        let mut bundle = Bundle::of_run(&out.context, out.report.target.clone());
         if let Some(r) = redactor.as_mut() {
             bundle = r.document(&bundle).ok_or_else(|| Error::Internal {
                 message: "redacting the bundle failed".to_string(),

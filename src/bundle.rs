@@ -71,6 +71,15 @@ impl FactOutcome {
 }
 
 impl Bundle {
+    /// The recording of a run: its hints and facts, stamped with the moment the facts
+    /// describe (a recording of a replay keeps the original moment, so age-based judgements,
+    /// such as conditions stuck for minutes, replay the same).
+    pub fn of_run(context: &crate::context::Context, target: Target) -> Self {
+        let mut bundle = Bundle::new(context.hints().clone(), target, context.recording());
+        bundle.recorded_at = Some(context.now().to_string());
+        bundle
+    }
+
     pub fn new(
         hints: Hints,
         target: Target,

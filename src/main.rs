@@ -12,6 +12,10 @@ fn main() -> ExitCode {
     let cli = karpdoctor::cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Checks await facts through a few layers of async helpers, each holding the AWS SDK
+        // call's state; unoptimised builds lay those out on the task's stack. Tokio's 2 MiB
+        // default is too tight there, and the few worker threads make room cheap.
+        .thread_stack_size(16 << 20)
         .build()
     {
         Ok(rt) => rt,

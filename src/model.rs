@@ -243,6 +243,31 @@ pub struct Condition {
     pub last_transition_time: Option<String>,
 }
 
+impl Condition {
+    /// Whether the condition has held its status for more than `minutes` at `now` (false when
+    /// the transition time is missing or unreadable: too young to judge).
+    pub fn held_longer_than(&self, now: jiff::Timestamp, minutes: i64) -> bool {
+        self.last_transition_time
+            .as_deref()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .is_some_and(|t| now.duration_since(t).as_secs() > minutes * 60)
+    }
+
+    /// `Type=Status Reason: message`, as findings quote it.
+    pub fn describe(&self) -> String {
+        let mut out = format!("{}={}", self.type_, self.status);
+        if !self.reason.is_empty() {
+            out.push(' ');
+            out.push_str(&self.reason);
+        }
+        if !self.message.is_empty() {
+            out.push_str(": ");
+            out.push_str(&self.message);
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Status {

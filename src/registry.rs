@@ -2,12 +2,21 @@
 //! docs index all derive from [`CHECKS`]; nothing keeps a second list.
 
 use crate::check::{Category, CheckInfo};
-use crate::checks::{identity, install, nodeclass, nodejoin, nodepool, preinstall};
+use crate::checks::{
+    identity, info, install, interruption, nodeclaim, nodeclass, nodejoin, nodepool, preinstall,
+};
 
 /// Every active check. Keep sorted by code (a test enforces it).
 pub static CHECKS: &[&CheckInfo] = &[
     &install::controller_not_running::CONTROLLER_NOT_RUNNING,
     &install::crds_missing_or_outdated::CRDS_MISSING_OR_OUTDATED,
+    &install::crd_stored_versions_stale::CRD_STORED_VERSIONS_STALE,
+    &install::controller_settings_mismatch::CONTROLLER_SETTINGS_MISMATCH,
+    &install::controller_unschedulable::CONTROLLER_UNSCHEDULABLE,
+    &install::controller_on_karpenter_nodes::CONTROLLER_ON_KARPENTER_NODES,
+    &install::stale_webhook_configurations::STALE_WEBHOOK_CONFIGURATIONS,
+    &install::karpenter_version_unsupported::KARPENTER_VERSION_UNSUPPORTED,
+    &install::controller_log_errors::CONTROLLER_LOG_ERRORS,
     &identity::controller_credentials_missing::CONTROLLER_CREDENTIALS_MISSING,
     &identity::irsa_oidc_provider_missing::IRSA_OIDC_PROVIDER_MISSING,
     &identity::irsa_trust_policy_mismatch::IRSA_TRUST_POLICY_MISMATCH,
@@ -33,10 +42,20 @@ pub static CHECKS: &[&CheckInfo] = &[
     &nodeclass::subnet_ips_low::NODECLASS_SUBNET_IPS_LOW,
     &nodeclass::ebs_kms_unusable::NODECLASS_EBS_KMS_UNUSABLE,
     &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
+    &nodepool::limits_reached::NODEPOOL_LIMITS_REACHED,
+    &nodepool::requirements_unsatisfiable::NODEPOOL_REQUIREMENTS_UNSATISFIABLE,
     &nodepool::spot_service_linked_role_missing::SPOT_SERVICE_LINKED_ROLE_MISSING,
+    &nodepool::not_ready::NODEPOOL_NOT_READY,
     &nodejoin::node_role_not_mapped::NODE_ROLE_NOT_MAPPED,
     &nodejoin::aws_auth_malformed::AWS_AUTH_MALFORMED,
     &nodejoin::access_entry_wrong_type::ACCESS_ENTRY_WRONG_TYPE,
+    &nodeclaim::launch_failed::NODECLAIM_LAUNCH_FAILED,
+    &nodeclaim::not_registered::NODECLAIM_NOT_REGISTERED,
+    &nodeclaim::not_initialized::NODECLAIM_NOT_INITIALIZED,
+    &interruption::queue_missing::INTERRUPTION_QUEUE_MISSING,
+    &interruption::rules_missing::INTERRUPTION_RULES_MISSING,
+    &interruption::handling_disabled::INTERRUPTION_HANDLING_DISABLED,
+    &info::pricing_access_denied_benign::PRICING_ACCESS_DENIED_BENIGN,
 ];
 
 /// Codes that were used once and are retired: never reuse them.

@@ -702,6 +702,128 @@ impl Live {
                     "policy": policy.policy().unwrap_or_default(),
                 }))
             }
+            // The later fact kinds live in their own future, boxed: one match over every
+            // kind makes a future as large as its largest arm, and a debug build's task stack
+            // overflowed once the EventBridge and SQS arms joined.
+            FactKey::PodLogs { .. }
+            | FactKey::Events { .. }
+            | FactKey::WebhookConfigurations
+            | FactKey::Service { .. }
+            | FactKey::EksFargateProfiles { .. }
+            | FactKey::Ec2InstanceTypes
+            | FactKey::Ec2InstanceTypeOfferings
+            | FactKey::SqsQueue { .. }
+            | FactKey::SqsQueues
+            | FactKey::EventRules { .. } => Box::pin(self.fetch_more(key)).await,
+            FactKey::AwsAuth => {
+                self.get_object(&CONFIGMAPS, Some("kube-system"), "aws-auth")
+                    .await
+            }
+            FactKey::CallerIdentity => {
+                let out = self
+                    .aws()
+                    .await?
+                    .sts
+                    .get_caller_identity()
+                    .send()
+                    .await
+                    .map_err(|e| aws_error("sts:GetCallerIdentity", e))?;
+                Ok(json!({
+                    "account": out.account().unwrap_or_default(),
+                    "arn": out.arn().unwrap_or_default(),
+                }))
+            }
+            FactKey::EksCluster { name } => {
+                let res = self
+                    .aws()
+                    .await?
+                    .eks
+                    .describe_cluster()
+                    .name(name)
+                    .send()
+                    .await;
+                let Some(out) = absent_as_none("eks:DescribeCluster", res, |e| {
+                    e.is_resource_not_found_exception()
+                })?
+                else {
+                    return Ok(Value::Null);
+                };
+                let Some(c) = out.cluster() else {
+                    return Ok(Value::Null);
+                };
+                Ok(json!({
+                    "name": c.name().unwrap_or_default(),
+                    "arn": c.arn().unwrap_or_default(),
+                    "version": c.version().unwrap_or_default(),
+                    "endpoint": c.endpoint().unwrap_or_default(),
+                    "status": c.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
+                    "oidcIssuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer()),
+                    "authenticationMode": c.access_config().and_then(|a| a.authentication_mode()).map(|m| m.as_str().to_string()),
+                    "vpcId": c.resources_vpc_config().and_then(|v| v.vpc_id()),
+                    "clusterSecurityGroupId": c.resources_vpc_config().and_then(|v| v.cluster_security_group_id()),
+                }))
+            }
+        }
+    }
+
+    /// Reads the `--history` document; `Ok(None)` when the ConfigMap has none yet. The
+    /// ConfigMap itself must exist (`deploy/history-configmap.yaml`): creating it would need a
+    /// permission that cannot be limited to one name.
+    pub async fn read_history(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(k8s_openapi::api::core::v1::ConfigMap, Option<String>), String> {
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.kube().map_err(|e| e.to_string())?, namespace);
+        match api.get_opt(name).await {
+            Ok(Some(cm)) => {
+                let doc = cm
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get(crate::history::DATA_KEY))
+                    .cloned();
+                Ok((cm, doc))
+            }
+            Ok(None) => Err(format!(
+                "history ConfigMap {namespace}/{name} does not exist (apply deploy/history-configmap.yaml)"
+            )),
+            Err(e) => Err(format!(
+                "history ConfigMap {namespace}/{name}: {}",
+                kube_error("get configmaps", e)
+            )),
+        }
+    }
+
+    /// Stores the `--history` document (an update of the ConfigMap read before, so a
+    /// concurrent writer is detected by its resourceVersion).
+    pub async fn write_history(
+        &self,
+        mut cm: k8s_openapi::api::core::v1::ConfigMap,
+        document: String,
+    ) -> Result<(), String> {
+        let namespace = cm.metadata.namespace.clone().unwrap_or_default();
+        let name = cm.metadata.name.clone().unwrap_or_default();
+        cm.data
+            .get_or_insert_with(Default::default)
+            .insert(crate::history::DATA_KEY.to_string(), document);
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.kube().map_err(|e| e.to_string())?, &namespace);
+        api.replace(&name, &kube::api::PostParams::default(), &cm)
+            .await
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "history ConfigMap {namespace}/{name}: {}",
+                    kube_error("update configmaps", e)
+                )
+            })
+    }
+
+    /// Gets one object; `null` when it does not exist. Scrubbed like listed objects.
+    /// The fact kinds of the controller-install, NodeClaim and interruption checks.
+    async fn fetch_more(&self, key: &FactKey) -> Result<Value, FactError> {
+        match key {
             FactKey::PodLogs {
                 namespace,
                 pod,
@@ -963,112 +1085,12 @@ impl Live {
                 }
                 Ok(Value::Array(out))
             }
-            FactKey::AwsAuth => {
-                self.get_object(&CONFIGMAPS, Some("kube-system"), "aws-auth")
-                    .await
-            }
-            FactKey::CallerIdentity => {
-                let out = self
-                    .aws()
-                    .await?
-                    .sts
-                    .get_caller_identity()
-                    .send()
-                    .await
-                    .map_err(|e| aws_error("sts:GetCallerIdentity", e))?;
-                Ok(json!({
-                    "account": out.account().unwrap_or_default(),
-                    "arn": out.arn().unwrap_or_default(),
-                }))
-            }
-            FactKey::EksCluster { name } => {
-                let res = self
-                    .aws()
-                    .await?
-                    .eks
-                    .describe_cluster()
-                    .name(name)
-                    .send()
-                    .await;
-                let Some(out) = absent_as_none("eks:DescribeCluster", res, |e| {
-                    e.is_resource_not_found_exception()
-                })?
-                else {
-                    return Ok(Value::Null);
-                };
-                let Some(c) = out.cluster() else {
-                    return Ok(Value::Null);
-                };
-                Ok(json!({
-                    "name": c.name().unwrap_or_default(),
-                    "arn": c.arn().unwrap_or_default(),
-                    "version": c.version().unwrap_or_default(),
-                    "endpoint": c.endpoint().unwrap_or_default(),
-                    "status": c.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
-                    "oidcIssuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer()),
-                    "authenticationMode": c.access_config().and_then(|a| a.authentication_mode()).map(|m| m.as_str().to_string()),
-                    "vpcId": c.resources_vpc_config().and_then(|v| v.vpc_id()),
-                    "clusterSecurityGroupId": c.resources_vpc_config().and_then(|v| v.cluster_security_group_id()),
-                }))
-            }
+            other => Err(FactError::Malformed {
+                message: format!("{other}: not a fact of fetch_more (karpdoctor bug)"),
+            }),
         }
     }
 
-    /// Reads the `--history` document; `Ok(None)` when the ConfigMap has none yet. The
-    /// ConfigMap itself must exist (`deploy/history-configmap.yaml`): creating it would need a
-    /// permission that cannot be limited to one name.
-    pub async fn read_history(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<(k8s_openapi::api::core::v1::ConfigMap, Option<String>), String> {
-        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(self.kube().map_err(|e| e.to_string())?, namespace);
-        match api.get_opt(name).await {
-            Ok(Some(cm)) => {
-                let doc = cm
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get(crate::history::DATA_KEY))
-                    .cloned();
-                Ok((cm, doc))
-            }
-            Ok(None) => Err(format!(
-                "history ConfigMap {namespace}/{name} does not exist (apply deploy/history-configmap.yaml)"
-            )),
-            Err(e) => Err(format!(
-                "history ConfigMap {namespace}/{name}: {}",
-                kube_error("get configmaps", e)
-            )),
-        }
-    }
-
-    /// Stores the `--history` document (an update of the ConfigMap read before, so a
-    /// concurrent writer is detected by its resourceVersion).
-    pub async fn write_history(
-        &self,
-        mut cm: k8s_openapi::api::core::v1::ConfigMap,
-        document: String,
-    ) -> Result<(), String> {
-        let namespace = cm.metadata.namespace.clone().unwrap_or_default();
-        let name = cm.metadata.name.clone().unwrap_or_default();
-        cm.data
-            .get_or_insert_with(Default::default)
-            .insert(crate::history::DATA_KEY.to_string(), document);
-        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(self.kube().map_err(|e| e.to_string())?, &namespace);
-        api.replace(&name, &kube::api::PostParams::default(), &cm)
-            .await
-            .map(drop)
-            .map_err(|e| {
-                format!(
-                    "history ConfigMap {namespace}/{name}: {}",
-                    kube_error("update configmaps", e)
-                )
-            })
-    }
-
-    /// Gets one object; `null` when it does not exist. Scrubbed like listed objects.
     async fn get_object(
         &self,
         resource: &KubeResource,

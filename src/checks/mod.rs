@@ -2,7 +2,10 @@
 //! check with `declare_check!`; `crate::registry::CHECKS` lists them.
 
 pub mod identity;
+pub mod info;
 pub mod install;
+pub mod interruption;
+pub mod nodeclaim;
 pub mod nodeclass;
 pub mod nodejoin;
 pub mod nodepool;

@@ -124,6 +124,7 @@ impl Cluster {
             ("apps", "deployments"),
             ("apps", "daemonsets"),
             ("apiextensions.k8s.io", "customresourcedefinitions"),
+            ("events.k8s.io", "events"),
             (
                 "admissionregistration.k8s.io",
                 "validatingwebhookconfigurations",
@@ -152,6 +153,27 @@ impl Cluster {
                 },
                 _ => continue,
             };
+            // Container logs are served from their own table, keyed like the request.
+            if name == "podLogs" {
+                if let Some(text) = entry.get("value").and_then(Value::as_str) {
+                    let p = |k: &str| {
+                        params
+                            .get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    let previous = params
+                        .get("previous")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    c.logs.insert(
+                        (p("namespace"), p("pod"), p("container"), previous),
+                        text.to_string(),
+                    );
+                }
+                continue;
+            }
             let Some(resource) = fact_resource(&name, &params) else {
                 continue;
             };
@@ -260,6 +282,13 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "nodeClaims" => r("karpenter.sh", "v1", "nodeclaims"),
         "ec2NodeClasses" => r("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
         "awsAuth" => r("", "v1", "configmaps"),
+        "service" => r("", "v1", "services"),
+        "events" => r("", "v1", "events"),
+        "webhookConfigurations" => r(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+        ),
         _ => {
             let _ = params;
             None

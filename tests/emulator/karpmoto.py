@@ -31,10 +31,11 @@ os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 # also costs a volume and a snapshot per new backend.
 os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 
-from moto.core.responses import ActionResult, EmptyResult  # noqa: E402
+from moto.core.responses import ActionResult, BaseResponse, EmptyResult  # noqa: E402
 from moto.core.utils import utcnow  # noqa: E402
-from moto.ec2.exceptions import EC2ClientError, MissingParameterError  # noqa: E402
+from moto.ec2.exceptions import EC2ClientError, InvalidInstanceTypeError, MissingParameterError  # noqa: E402
 from moto.ec2.models import amis as ec2_amis  # noqa: E402
+from moto.ec2.models import instance_types as ec2_instance_types  # noqa: E402
 from moto.ec2.models import security_groups as ec2_security_groups  # noqa: E402
 from moto.ec2.models import subnets as ec2_subnets  # noqa: E402
 from moto.ec2.models import vpcs as ec2_vpcs  # noqa: E402
@@ -49,6 +50,7 @@ from moto.eks.exceptions import (  # noqa: E402
     ResourceNotFoundException,
 )
 from moto.eks.responses import EKSResponse  # noqa: E402
+from moto.events.responses import EventsHandler  # noqa: E402
 from moto.iam import models as iam_models  # noqa: E402
 from moto.iam.exceptions import InvalidInput, NotFoundException  # noqa: E402
 from moto.iam.responses import IamResponse  # noqa: E402
@@ -1049,6 +1051,114 @@ def _assert_default_policy(policy_name):
 
 
 # ---------------------------------------------------------------------------
+# EKS: list calls on a missing cluster
+# ---------------------------------------------------------------------------
+
+
+def _cluster_must_exist(method):
+    """moto's ListFargateProfiles and ListNodegroups index the cluster directly, so a missing
+    cluster gave a 500; EKS answers ResourceNotFoundException (404), as DescribeCluster does."""
+
+    def listing(self, cluster_name, *args, **kwargs):
+        self.describe_cluster(cluster_name)
+        return method(self, cluster_name, *args, **kwargs)
+
+    return listing
+
+
+CLUSTER_LIST_METHODS = ("list_fargate_profiles", "list_nodegroups")
+
+
+# ---------------------------------------------------------------------------
+# EventBridge: the JSON content type
+# ---------------------------------------------------------------------------
+
+EVENTS_CONTENT_TYPE = "application/x-amz-json-1.1"
+
+
+def events_call_action(self):
+    """moto's EventBridge answers carry no Content-Type (werkzeug then says text/html); AWS
+    sends application/x-amz-json-1.1. BaseResponse.call_action is looked up on each call, so
+    KARPMOTO_DENY's wrapper still applies."""
+    status, headers, body = BaseResponse.call_action(self)
+    if not any(str(k).lower() == "content-type" for k in headers):
+        headers["Content-Type"] = EVENTS_CONTENT_TYPE
+    return status, headers, body
+
+
+# ---------------------------------------------------------------------------
+# EC2: instance types of the region, and paging
+# ---------------------------------------------------------------------------
+
+# (smallest, largest) MaxResults AWS accepts; the largest is also the page size without one.
+INSTANCE_TYPE_PAGE = (5, 100)
+INSTANCE_TYPE_OFFERING_PAGE = (5, 1000)
+
+_original_describe_instance_types = ec2_instance_types.InstanceTypeBackend.describe_instance_types
+_original_ec2_describe_instance_types = EC2Response.describe_instance_types
+_original_ec2_describe_instance_type_offerings = EC2Response.describe_instance_type_offerings
+
+
+@lru_cache(maxsize=None)
+def _region_instance_types(region):
+    """The instance types moto's data offers in `region`, or None when it has no data for it."""
+    offerings = ec2_instance_types.INSTANCE_TYPE_OFFERINGS.get("region", {}).get(region)
+    return frozenset(o["InstanceType"] for o in offerings) if offerings else None
+
+
+def backend_describe_instance_types(self, instance_types=None, filters=None):
+    """AWS describes the instance types of the current region only (moto: every type it knows),
+    and names a type the region lacks in InvalidInstanceType, as it does an unknown one."""
+    offered = _region_instance_types(self.region_name)
+    if offered is not None and instance_types:
+        missing = sorted(set(instance_types) - offered)
+        if missing:
+            raise InvalidInstanceTypeError(missing, error_type="InvalidInstanceType")
+    matches = _original_describe_instance_types(self, instance_types, filters)
+    return matches if offered is None else [t for t in matches if t["InstanceType"] in offered]
+
+
+def _ec2_page(self, items, limits):
+    """MaxResults/NextToken paging as AWS does it for these calls: pages of MaxResults (or of
+    the largest allowed size without it) and a NextToken while more follow. moto returned
+    everything in one page and ignored both parameters."""
+    low, high = limits
+    size = self._get_param("MaxResults")
+    if size is not None:
+        if not str(size).isdigit() or not low <= int(size) <= high:
+            raise _invalid(
+                f"Value ( {size} ) for parameter maxResults is invalid. Parameter must be between {low} and {high}."
+            )
+        size = int(size)
+    else:
+        size = high
+    token = self._get_param("NextToken") or "0"
+    if not token.isdigit() or int(token) > len(items):
+        raise EC2ClientError("InvalidPaginationToken", f"Invalid pagination token: {token}")
+    start = int(token)
+    following = start + size < len(items)
+    return items[start : start + size], str(start + size) if following else None
+
+
+def describe_instance_types(self):
+    result = _original_ec2_describe_instance_types(self)
+    page, token = _ec2_page(self, result.result["InstanceTypes"], INSTANCE_TYPE_PAGE)
+    result.result["InstanceTypes"] = page
+    if token:
+        result.result["NextToken"] = token
+    return result
+
+
+def describe_instance_type_offerings(self):
+    result = _original_ec2_describe_instance_type_offerings(self)
+    page, token = _ec2_page(self, result.result["InstanceTypeOfferings"], INSTANCE_TYPE_OFFERING_PAGE)
+    result.result["InstanceTypeOfferings"] = page
+    if token:
+        result.result["NextToken"] = token
+    return result
+
+
+# ---------------------------------------------------------------------------
 # Wiring
 # ---------------------------------------------------------------------------
 
@@ -1087,6 +1197,9 @@ def install():
     ):
         setattr(EKSResponse, handler.__name__, handler)
     eks_urls.url_paths.update(EKS_PATHS)
+    for name in CLUSTER_LIST_METHODS:
+        setattr(eks_models.EKSBackend, name, _cluster_must_exist(getattr(eks_models.EKSBackend, name)))
+    EventsHandler.call_action = events_call_action
 
     SimpleSystemManagerBackend.put_parameter = put_parameter
 
@@ -1099,8 +1212,15 @@ def install():
     AmisResponse.describe_images = describe_images
     # On EC2Response itself: stock moto defines ModifyEbsDefaultKmsKeyId on a mixin (resolving
     # the key through KMS and failing for unknown ones), and EC2Response is what the server routes to.
-    for handler in (get_ebs_default_kms_key_id, modify_ebs_default_kms_key_id, reset_ebs_default_kms_key_id):
+    for handler in (
+        get_ebs_default_kms_key_id,
+        modify_ebs_default_kms_key_id,
+        reset_ebs_default_kms_key_id,
+        describe_instance_types,
+        describe_instance_type_offerings,
+    ):
         setattr(EC2Response, handler.__name__, handler)
+    ec2_instance_types.InstanceTypeBackend.describe_instance_types = backend_describe_instance_types
 
     kms_models.generate_key_id = _pinnable("kms-key", kms_models.generate_key_id)
     kms_models.KmsBackend.create_key = kms_create_key
@@ -1117,6 +1237,25 @@ def install():
 _JSON_SERVICES = {"eks", "ssm", "sqs", "events", "kms"}
 
 
+def _sqs_denied(response, message):
+    """SQS speaks JSON to current SDKs and the query protocol to old ones. Its JSON errors carry
+    the query-protocol code in `x-amzn-query-error` ("Interpreting Amazon SQS JSON API responses"), which both
+    the Rust SDK and botocore report as the error code, so a denial reads AccessDenied, as it
+    always has for SQS."""
+    target = response.headers.get("X-Amz-Target") or response.headers.get("x-amz-target")
+    content_type = response.headers.get("Content-Type") or response.headers.get("content-type") or ""
+    if target or "json" in content_type:
+        body = json.dumps({"__type": "com.amazon.coral.service#AccessDeniedException", "message": message})
+        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-query-error": "AccessDenied;Sender"}
+        return 403, headers, body
+    body = (
+        '<?xml version="1.0"?><ErrorResponse xmlns="http://queue.amazonaws.com/doc/2012-11-05/">'
+        f"<Error><Type>Sender</Type><Code>AccessDenied</Code><Message>{message}</Message><Detail/></Error>"
+        f"<RequestId>{uuid.uuid4()}</RequestId></ErrorResponse>"
+    )
+    return 403, {"Content-Type": "text/xml"}, body
+
+
 def _install_denials():
     """KARPMOTO_DENY=service:Action,... answers exactly those actions with AccessDenied, in the
     service's own protocol, so a test can take one permission away from karpdoctor's identity
@@ -1125,7 +1264,6 @@ def _install_denials():
     if not denied:
         return
     from moto.core.exceptions import JsonRESTError
-    from moto.core.responses import BaseResponse
 
     original = BaseResponse.call_action
 
@@ -1134,6 +1272,8 @@ def _install_denials():
         if action.lower() not in denied:
             return original(self)
         message = f"User is not authorized to perform: {action} (KARPMOTO_DENY)"
+        if self.service_name == "sqs":
+            return _sqs_denied(self, message)
         if self.service_name in _JSON_SERVICES:
             error = JsonRESTError("AccessDeniedException", message)
             return 403, dict(error.get_headers()), error.get_body()

@@ -1064,3 +1064,429 @@ def test_denied_actions_answer_in_each_protocol(tmp_path, account):
         kms = client_for(url, account, "kms")
         assert kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))["KeyMetadata"]["KeyId"] == KEY_ID
         assert client_for(url, account, "ec2").get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
+
+
+# --- EKS: Fargate profiles ---------------------------------------------------------------------
+
+
+def test_eks_fargate_profiles(aws, account):
+    eks = aws("eks")
+    make_cluster(eks)
+    role = f"arn:aws:iam::{account}:role/AmazonEKSFargatePodExecutionRole"
+    selectors = [{"namespace": "karpenter", "labels": {"app.kubernetes.io/name": "karpenter"}}, {"namespace": "kube-system"}]
+    created = eks.create_fargate_profile(
+        clusterName="demo",
+        fargateProfileName="karpenter",
+        podExecutionRoleArn=role,
+        subnets=["subnet-0a1b2c3d", "subnet-0a1b2c3e"],
+        selectors=selectors,
+    )["fargateProfile"]
+    assert created["status"] == "ACTIVE"  # AWS passes through CREATING first
+    assert created["fargateProfileArn"].startswith(f"arn:aws:eks:{REGION}:{account}:fargateprofile/demo/karpenter/")
+    for i in range(3):
+        eks.create_fargate_profile(
+            clusterName="demo", fargateProfileName=f"fp{i}", podExecutionRoleArn=role, selectors=[{"namespace": f"ns{i}"}]
+        )
+
+    names, token = [], None
+    while True:
+        page = eks.list_fargate_profiles(clusterName="demo", maxResults=2, **({"nextToken": token} if token else {}))
+        names += page["fargateProfileNames"]
+        token = page.get("nextToken")
+        if not token:
+            break
+    assert sorted(names) == ["fp0", "fp1", "fp2", "karpenter"]
+
+    described = eks.describe_fargate_profile(clusterName="demo", fargateProfileName="karpenter")["fargateProfile"]
+    fields = ("fargateProfileName", "clusterName", "status", "podExecutionRoleArn", "subnets", "selectors")
+    assert {k: described[k] for k in fields} == {
+        "fargateProfileName": "karpenter",
+        "clusterName": "demo",
+        "status": "ACTIVE",
+        "podExecutionRoleArn": role,
+        "subnets": ["subnet-0a1b2c3d", "subnet-0a1b2c3e"],
+        "selectors": selectors,  # a selector without labels comes back without the key
+    }
+
+    with pytest.raises(ClientError) as err:
+        eks.describe_fargate_profile(clusterName="demo", fargateProfileName="missing")
+    assert_error(err, "ResourceNotFoundException", 404)
+    # Stock moto answered these two with a 500.
+    for call in (eks.list_fargate_profiles, eks.list_nodegroups):
+        with pytest.raises(ClientError) as err:
+            call(clusterName="missing")
+        assert_error(err, "ResourceNotFoundException", 404)
+    with pytest.raises(ClientError) as err:
+        eks.create_fargate_profile(
+            clusterName="demo", fargateProfileName="fp0", podExecutionRoleArn=role, selectors=[{"namespace": "x"}]
+        )
+    assert_error(err, "ResourceInUseException", 409)
+
+
+# --- SQS ---------------------------------------------------------------------------------------
+
+
+def queue_policy(account, name="demo"):
+    return doc(
+        {
+            "Sid": "EC2InterruptionPolicy",
+            "Effect": "Allow",
+            "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+            "Action": "sqs:SendMessage",
+            "Resource": f"arn:aws:sqs:{REGION}:{account}:{name}",
+        }
+    )
+
+
+def test_sqs_queue_attributes_over_json(aws, account):
+    sqs = aws("sqs")
+    assert sqs.meta.service_model.protocol == "json"  # as the Rust SDK: AmazonSQS.* targets
+    policy = queue_policy(account)
+    url = sqs.create_queue(
+        QueueName="demo",
+        Attributes={
+            "Policy": policy,
+            "KmsMasterKeyId": "alias/karpenter-sqs",
+            "SqsManagedSseEnabled": "false",
+            "MessageRetentionPeriod": "300",
+        },
+    )["QueueUrl"]
+    assert url.endswith(f"/{account}/demo")
+    assert sqs.get_queue_url(QueueName="demo")["QueueUrl"] == url
+
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert attributes["QueueArn"] == f"arn:aws:sqs:{REGION}:{account}:demo"
+    assert attributes["Policy"] == policy  # byte for byte
+    assert attributes["KmsMasterKeyId"] == "alias/karpenter-sqs"
+    assert attributes["SqsManagedSseEnabled"] == "false"
+    assert attributes["MessageRetentionPeriod"] == "300"
+    assert {"CreatedTimestamp", "LastModifiedTimestamp", "ApproximateNumberOfMessages"} <= set(attributes)
+
+    # New queues get SSE-SQS by default, as in AWS; no Policy or KMS key is reported then.
+    plain = sqs.create_queue(QueueName="plain")["QueueUrl"]
+    defaults = sqs.get_queue_attributes(QueueUrl=plain, AttributeNames=["All"])["Attributes"]
+    assert defaults["SqsManagedSseEnabled"] == "true"
+    assert "Policy" not in defaults and "KmsMasterKeyId" not in defaults
+
+    bodies = raw_bodies(sqs)
+    with pytest.raises(ClientError) as err:
+        sqs.get_queue_url(QueueName="missing")
+    assert_error(err, "AWS.SimpleQueueService.NonExistentQueue", 400)
+    assert err.value.response["Error"]["QueryErrorCode"] == "QueueDoesNotExist"
+    headers = err.value.response["ResponseMetadata"]["HTTPHeaders"]
+    # The query-compatible header is what the Rust SDK takes the code from.
+    assert headers["x-amzn-query-error"] == "AWS.SimpleQueueService.NonExistentQueue;Sender"
+    assert headers["content-type"] == "application/x-amz-json-1.0"
+    assert json.loads(bodies["GetQueueUrl"])["__type"] == "com.amazonaws.sqs#QueueDoesNotExist"
+
+
+# What tests/support/mod.rs passes back to CreateQueue from a recorded GetQueueAttributes(All).
+SETTABLE_QUEUE_ATTRIBUTES = {
+    "DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "Policy", "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout", "RedrivePolicy", "RedriveAllowPolicy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled", "FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit",
+}  # fmt: skip
+
+
+def test_sqs_queue_seeded_from_recorded_attributes(aws, account):
+    """A queue as GetQueueAttributes(All) records it in AWS: its settable attributes are accepted
+    by CreateQueue and come back unchanged, read-only ones are reported afresh."""
+    sqs = aws("sqs")
+    recorded = [
+        {  # Karpenter's CloudFormation queue: SSE-SQS, five-minute retention
+            "QueueArn": f"arn:aws:sqs:{REGION}:{account}:demo",
+            "ApproximateNumberOfMessages": "0",
+            "ApproximateNumberOfMessagesNotVisible": "0",
+            "ApproximateNumberOfMessagesDelayed": "0",
+            "CreatedTimestamp": "1752582896",
+            "LastModifiedTimestamp": "1752582896",
+            "VisibilityTimeout": "30",
+            "MaximumMessageSize": "262144",
+            "MessageRetentionPeriod": "300",
+            "DelaySeconds": "0",
+            "Policy": queue_policy(account),
+            "ReceiveMessageWaitTimeSeconds": "0",
+            "SqsManagedSseEnabled": "true",
+        },
+        {  # SSE-KMS with a customer key
+            "MessageRetentionPeriod": "300",
+            "KmsMasterKeyId": f"arn:aws:kms:{REGION}:{account}:key/{KEY_ID}",
+            "KmsDataKeyReusePeriodSeconds": "300",
+            "SqsManagedSseEnabled": "false",
+            "MaximumMessageSize": "1048576",
+        },
+    ]
+    for i, attributes in enumerate(recorded):
+        settable = {k: v for k, v in attributes.items() if k in SETTABLE_QUEUE_ATTRIBUTES}
+        url = sqs.create_queue(QueueName=f"seeded{i}", Attributes=settable)["QueueUrl"]
+        answered = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        assert {k: answered.get(k) for k in settable} == settable
+        assert answered["QueueArn"] == f"arn:aws:sqs:{REGION}:{account}:seeded{i}"
+    # A FIFO queue needs FifoQueue=true at creation (the seeding adds it for *.fifo names).
+    url = sqs.create_queue(QueueName="events.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["FifoQueue"])["Attributes"] == {"FifoQueue": "true"}
+
+
+def sqs_query(endpoint, account, **params):
+    """One SQS call over the old query protocol (form-encoded Action=...), as older SDKs speak it."""
+    from urllib.parse import urlencode
+
+    request = urllib.request.Request(
+        endpoint + "/",
+        data=urlencode(params).encode(),
+        headers={
+            "Content-Type": "application/x-www-form-urlencoded",
+            "x-moto-account-id": account,
+            "Authorization": f"AWS4-HMAC-SHA256 Credential=testing/20260101/{REGION}/sqs/aws4_request, SignedHeaders=host, Signature=0",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_sqs_query_protocol_still_works(aws, endpoint, account):
+    aws("sqs").create_queue(QueueName="demo")
+    status, body = sqs_query(endpoint, account, Action="GetQueueUrl", QueueName="demo")
+    assert status == 200 and f"/{account}/demo</QueueUrl>" in body
+    status, body = sqs_query(endpoint, account, Action="GetQueueUrl", QueueName="missing")
+    assert status == 400 and "<Code>AWS.SimpleQueueService.NonExistentQueue</Code>" in body
+
+
+def test_sqs_list_queues_pages(aws, account):
+    sqs = aws("sqs")
+    assert sqs.list_queues().get("QueueUrls", []) == []
+    names = [f"q{i:02d}" for i in range(7)]
+    for name in names:
+        sqs.create_queue(QueueName=name)
+    # Without MaxResults: everything (up to 1,000) and no NextToken, as AWS does.
+    everything = sqs.list_queues()
+    assert "NextToken" not in everything
+    assert sorted(u.rsplit("/", 1)[1] for u in everything["QueueUrls"]) == names
+    pages = list(sqs.get_paginator("list_queues").paginate(PaginationConfig={"PageSize": 3}))
+    assert [len(p["QueueUrls"]) for p in pages] == [3, 3, 1]
+    assert sorted(u.rsplit("/", 1)[1] for p in pages for u in p["QueueUrls"]) == names
+    assert "NextToken" not in pages[-1]
+    assert [u.rsplit("/", 1)[1] for u in sqs.list_queues(QueueNamePrefix="q0")["QueueUrls"]] == names
+
+
+# --- EventBridge -------------------------------------------------------------------------------
+
+SPOT_PATTERN = '{"source":["aws.ec2"],"detail-type":["EC2 Spot Instance Interruption Warning"]}'
+
+
+def test_eventbridge_rules_by_target(aws, account):
+    events = aws("events")
+    queue = f"arn:aws:sqs:{REGION}:{account}:demo"
+    rebalance = json.dumps({"source": ["aws.ec2"], "detail-type": ["EC2 Instance Rebalance Recommendation"]})
+    arn = events.put_rule(Name="spot", EventPattern=SPOT_PATTERN, State="ENABLED")["RuleArn"]
+    assert arn == f"arn:aws:events:{REGION}:{account}:rule/spot"
+    events.put_rule(Name="rebalance", EventPattern=rebalance, State="DISABLED")
+    events.put_rule(Name="health", EventPattern='{"source":["aws.health"]}')  # State defaults to ENABLED
+    events.put_rule(Name="elsewhere", EventPattern='{"source":["aws.health"]}')
+    put = events.put_targets(Rule="spot", Targets=[{"Id": "KarpenterInterruptionQueueTarget", "Arn": queue}])
+    assert put["FailedEntryCount"] == 0
+    events.put_targets(Rule="rebalance", Targets=[{"Id": "1", "Arn": queue}])
+    events.put_targets(Rule="health", Targets=[{"Id": "1", "Arn": queue}, {"Id": "2", "Arn": queue + "-other"}])
+    events.put_targets(Rule="elsewhere", Targets=[{"Id": "1", "Arn": queue + "-other"}])
+
+    assert sorted(events.list_rule_names_by_target(TargetArn=queue)["RuleNames"]) == ["health", "rebalance", "spot"]
+    names, token = [], None
+    while True:
+        page = events.list_rule_names_by_target(TargetArn=queue, Limit=1, **({"NextToken": token} if token else {}))
+        names += page["RuleNames"]
+        token = page.get("NextToken")
+        if not token:
+            break
+    assert sorted(names) == ["health", "rebalance", "spot"]
+    assert events.list_rule_names_by_target(TargetArn=f"arn:aws:sqs:{REGION}:{account}:none")["RuleNames"] == []
+
+    rule = events.describe_rule(Name="spot")
+    assert {k: rule[k] for k in ("Name", "Arn", "State", "EventPattern", "EventBusName")} == {
+        "Name": "spot",
+        "Arn": arn,
+        "State": "ENABLED",
+        "EventPattern": SPOT_PATTERN,  # as given, not re-serialized
+        "EventBusName": "default",
+    }
+    assert rule["ResponseMetadata"]["HTTPHeaders"]["content-type"] == "application/x-amz-json-1.1"
+    assert events.describe_rule(Name="rebalance")["State"] == "DISABLED"
+    assert events.describe_rule(Name="health")["State"] == "ENABLED"
+    assert events.list_targets_by_rule(Rule="spot")["Targets"] == [{"Id": "KarpenterInterruptionQueueTarget", "Arn": queue}]
+    assert [t["Arn"] for t in events.list_targets_by_rule(Rule="health")["Targets"]] == [queue, queue + "-other"]
+
+    for call in (lambda: events.describe_rule(Name="missing"), lambda: events.list_targets_by_rule(Rule="missing")):
+        with pytest.raises(ClientError) as err:
+            call()
+        assert_error(err, "ResourceNotFoundException", 400)
+
+
+# --- EC2: instance types and offerings ---------------------------------------------------------
+
+# The general-purpose types karpdoctor's fixtures use: moto 5.2.5 offers every one of them in
+# all four us-west-2 zones. family -> (architecture, MiB per vCPU)
+FAMILIES = {
+    "c5": ("x86_64", 2048), "c6i": ("x86_64", 2048), "c6g": ("arm64", 2048), "c7g": ("arm64", 2048),
+    "m5": ("x86_64", 4096), "m6i": ("x86_64", 4096), "m6g": ("arm64", 4096), "m7g": ("arm64", 4096),
+    "r5": ("x86_64", 8192), "r6i": ("x86_64", 8192), "r6g": ("arm64", 8192),
+    "t3": ("x86_64", 4096), "t4g": ("arm64", 4096),
+}  # fmt: skip
+SIZES = {"large": 2, "xlarge": 4, "2xlarge": 8}  # size -> vCPUs
+
+
+def all_pages(client, operation, key, **kwargs):
+    return [item for page in client.get_paginator(operation).paginate(**kwargs) for item in page[key]]
+
+
+def test_instance_types_of_common_families(aws):
+    ec2 = aws("ec2")
+    names = [f"{family}.{size}" for family in FAMILIES for size in SIZES]
+    described = {t["InstanceType"]: t for t in ec2.describe_instance_types(InstanceTypes=names)["InstanceTypes"]}
+    assert sorted(described) == sorted(names)
+    for name, t in described.items():
+        family, size = name.split(".")
+        arch, mib_per_vcpu = FAMILIES[family]
+        vcpus = SIZES[size]
+        assert t["ProcessorInfo"]["SupportedArchitectures"] == [arch], name
+        assert t["VCpuInfo"]["DefaultVCpus"] == vcpus, name
+        assert t["MemoryInfo"]["SizeInMiB"] == vcpus * mib_per_vcpu, name
+        assert t["SupportedUsageClasses"] == ["on-demand", "spot"], name
+        assert (t["Hypervisor"], t["BareMetal"], "GpuInfo" in t) == ("nitro", False, False), name
+
+    offerings = all_pages(
+        ec2,
+        "describe_instance_type_offerings",
+        "InstanceTypeOfferings",
+        LocationType="availability-zone",
+        Filters=[{"Name": "instance-type", "Values": names}],
+    )
+    zones = {}
+    for o in offerings:
+        assert o["LocationType"] == "availability-zone"
+        zones.setdefault(o["InstanceType"], set()).add(o["Location"])
+    assert zones == {name: {"us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"} for name in names}
+
+    # Other kinds keep what AWS reports for them: GPUs, bare metal without a hypervisor.
+    gpu, metal = ec2.describe_instance_types(InstanceTypes=["g5.xlarge", "m5.metal"])["InstanceTypes"]
+    assert gpu["GpuInfo"]["Gpus"][0]["Count"] == 1 and gpu["GpuInfo"]["Gpus"][0]["Manufacturer"] == "NVIDIA"
+    assert metal["BareMetal"] is True and "Hypervisor" not in metal
+
+
+def test_instance_types_are_the_regions_and_paged(aws, endpoint, account):
+    ec2 = aws("ec2")
+    region_types = {o["InstanceType"] for o in all_pages(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings")}
+    assert len(region_types) > 1000
+
+    first = ec2.describe_instance_types()
+    assert len(first["InstanceTypes"]) == 100 and first["NextToken"]  # AWS pages even without MaxResults
+    small = ec2.describe_instance_types(MaxResults=5)
+    assert len(small["InstanceTypes"]) == 5
+    assert [t["InstanceType"] for t in small["InstanceTypes"]] == [t["InstanceType"] for t in first["InstanceTypes"][:5]]
+    following = ec2.describe_instance_types(MaxResults=5, NextToken=small["NextToken"])
+    assert following["InstanceTypes"][0]["InstanceType"] == first["InstanceTypes"][5]["InstanceType"]
+
+    every = all_pages(ec2, "describe_instance_types", "InstanceTypes")
+    assert sorted(t["InstanceType"] for t in every) == sorted(region_types)  # each exactly once
+    # Filters apply before paging, so a filtered call is usually one page.
+    arm = all_pages(
+        ec2, "describe_instance_types", "InstanceTypes", Filters=[{"Name": "processor-info.supported-architecture", "Values": ["arm64"]}]
+    )
+    assert arm and all(t["ProcessorInfo"]["SupportedArchitectures"] == ["arm64"] for t in arm)
+
+    # trn2 is in moto's data but not offered in us-west-2: AWS leaves it out and refuses the name.
+    assert "trn2.48xlarge" not in region_types
+    with pytest.raises(ClientError) as err:
+        ec2.describe_instance_types(InstanceTypes=["m5.large", "trn2.48xlarge"])
+    assert_error(err, "InvalidInstanceType", 400)
+    assert "trn2.48xlarge" in err.value.response["Error"]["Message"]
+    us_east_2 = client_for(endpoint, account, "ec2", "us-east-2")
+    assert "trn2.48xlarge" in {t["InstanceType"] for t in all_pages(us_east_2, "describe_instance_types", "InstanceTypes")}
+
+    # boto3 refuses MaxResults below 5 itself; the Rust SDK sends any value.
+    with pytest.raises(ClientError) as err:
+        ec2.describe_instance_types(MaxResults=101)
+    assert_error(err, "InvalidParameterValue", 400)
+    with pytest.raises(ClientError) as err:
+        ec2.describe_instance_types(NextToken="not-a-token")
+    assert_error(err, "InvalidPaginationToken", 400)
+
+
+def test_instance_type_offerings_by_zone_are_paged(aws):
+    ec2 = aws("ec2")
+    first = ec2.describe_instance_type_offerings(LocationType="availability-zone")
+    assert len(first["InstanceTypeOfferings"]) == 1000 and first["NextToken"]
+    offerings = all_pages(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings", LocationType="availability-zone")
+    assert {o["Location"] for o in offerings} == {"us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"}
+    assert len({(o["InstanceType"], o["Location"]) for o in offerings}) == len(offerings)
+    in_2a = all_pages(
+        ec2,
+        "describe_instance_type_offerings",
+        "InstanceTypeOfferings",
+        LocationType="availability-zone",
+        Filters=[{"Name": "location", "Values": ["us-west-2a"]}],
+        PaginationConfig={"PageSize": 500},
+    )
+    assert in_2a and {o["Location"] for o in in_2a} == {"us-west-2a"}
+    assert len(in_2a) == sum(o["Location"] == "us-west-2a" for o in offerings)
+
+
+def test_denied_actions_for_queue_rule_fargate_and_instance_type_facts(tmp_path, account):
+    """KARPMOTO_DENY for the calls behind karpdoctor's SQS, EventBridge, Fargate and instance-type
+    facts, each in its protocol's error shape."""
+    deny = [
+        "sqs:GetQueueUrl",
+        "sqs:GetQueueAttributes",
+        "sqs:ListQueues",
+        "events:ListRuleNamesByTarget",
+        "events:DescribeRule",
+        "events:ListTargetsByRule",
+        "eks:ListFargateProfiles",
+        "eks:DescribeFargateProfile",
+        "ec2:DescribeInstanceTypes",
+        "ec2:DescribeInstanceTypeOfferings",
+    ]
+    with running_karpmoto(tmp_path, KARPMOTO_DENY=",".join(deny)) as url:
+        sqs, events, eks, ec2 = (client_for(url, account, s) for s in ("sqs", "events", "eks", "ec2"))
+        # The calls that seed are not denied.
+        queue_url = sqs.create_queue(QueueName="demo")["QueueUrl"]
+        queue_arn = f"arn:aws:sqs:{REGION}:{account}:demo"
+        events.put_rule(Name="spot", EventPattern=SPOT_PATTERN)
+        events.put_targets(Rule="spot", Targets=[{"Id": "1", "Arn": queue_arn}])
+        make_cluster(eks)
+        eks.create_fargate_profile(
+            clusterName="demo", fargateProfileName="fp", podExecutionRoleArn=f"arn:aws:iam::{account}:role/fp", selectors=[{"namespace": "karpenter"}]
+        )
+
+        cases = [
+            # SQS JSON: the query-compatible code AccessDenied, from x-amzn-query-error.
+            (lambda: sqs.get_queue_url(QueueName="demo"), "AccessDenied"),
+            (lambda: sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["All"]), "AccessDenied"),
+            (lambda: sqs.list_queues(), "AccessDenied"),
+            (lambda: events.list_rule_names_by_target(TargetArn=queue_arn), "AccessDeniedException"),
+            (lambda: events.describe_rule(Name="spot"), "AccessDeniedException"),
+            (lambda: events.list_targets_by_rule(Rule="spot"), "AccessDeniedException"),
+            (lambda: eks.list_fargate_profiles(clusterName="demo"), "AccessDeniedException"),
+            (lambda: eks.describe_fargate_profile(clusterName="demo", fargateProfileName="fp"), "AccessDeniedException"),
+            (lambda: ec2.describe_instance_types(), "UnauthorizedOperation"),
+            (lambda: ec2.describe_instance_type_offerings(LocationType="availability-zone"), "UnauthorizedOperation"),
+        ]
+        for call, code in cases:
+            with pytest.raises(ClientError) as err:
+                call()
+            assert_error(err, code, 403)
+        with pytest.raises(ClientError) as err:
+            sqs.get_queue_url(QueueName="demo")
+        headers = err.value.response["ResponseMetadata"]["HTTPHeaders"]
+        assert headers["x-amzn-query-error"] == "AccessDenied;Sender"
+        assert headers["content-type"] == "application/x-amz-json-1.0"
+        # Old SDKs speak SQS's query protocol and get its XML error document.
+        status, body = sqs_query(url, account, Action="GetQueueUrl", QueueName="demo")
+        assert status == 403 and "<Code>AccessDenied</Code>" in body and "<Type>Sender</Type>" in body
+
+        # Everything else is still served.
+        assert sqs.send_message(QueueUrl=queue_url, MessageBody="{}")["MessageId"]
+        assert events.list_rules()["Rules"][0]["Name"] == "spot"
+        assert eks.describe_cluster(name="demo")["cluster"]["name"] == "demo"
+        assert ec2.describe_availability_zones()["AvailabilityZones"]

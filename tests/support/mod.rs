@@ -100,8 +100,21 @@ pub async fn emulator_config(url: &str) -> aws_config::SdkConfig {
         .await
 }
 
+/// The facts named `name` that hold a value (an object or a list), not an error or null.
+fn of<'a>(
+    facts: &'a [serde_json::Value],
+    name: &'a str,
+) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
+    facts.iter().filter(move |f| {
+        // Parameterless facts are plain strings; the others objects keyed by their name.
+        (f["fact"] == name || f["fact"].get(name).is_some())
+            && (f["value"].is_object() || f["value"].is_array())
+    })
+}
+
 /// Recreates in the emulator the AWS state a bundle's facts describe (EKS cluster, IAM roles,
-/// Pod Identity associations), after wiping it, so a live run sees what the recording saw.
+/// Pod Identity associations, Fargate profiles, SQS queues, EventBridge rules), after wiping
+/// it, so a live run sees what the recording saw.
 pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
     use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
     reset_emulator(url);
@@ -111,17 +124,6 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         aws_sdk_iam::Client::new(&conf),
     );
     let facts = bundle["facts"].as_array().cloned().unwrap_or_default();
-    // The facts named `name` that hold a value (an object or a list), not an error or null.
-    fn of<'a>(
-        facts: &'a [serde_json::Value],
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
-        facts.iter().filter(move |f| {
-            // Parameterless facts are plain strings; the others objects keyed by their name.
-            (f["fact"] == name || f["fact"].get(name).is_some())
-                && (f["value"].is_object() || f["value"].is_array())
-        })
-    }
     for f in of(&facts, "eksCluster") {
         let v = &f["value"];
         let mode = AuthenticationMode::from(
@@ -386,6 +388,145 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                 .send()
                 .await
                 .unwrap();
+        }
+    }
+    seed_fargate_profiles(&conf, &facts).await;
+    seed_queues_and_rules(&conf, &facts).await;
+}
+
+/// The Fargate profiles of a bundle's clusters (`eksFargateProfiles`), after the clusters
+/// themselves. The emulator makes each one ACTIVE, whatever status was recorded.
+async fn seed_fargate_profiles(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
+    use aws_sdk_eks::types::FargateProfileSelector;
+    let eks = aws_sdk_eks::Client::new(conf);
+    for f in of(facts, "eksFargateProfiles") {
+        let cluster = f["fact"]["eksFargateProfiles"]["cluster"].as_str().unwrap();
+        for p in f["value"].as_array().into_iter().flatten() {
+            let mut create = eks
+                .create_fargate_profile()
+                .cluster_name(cluster)
+                .fargate_profile_name(p["name"].as_str().unwrap())
+                .pod_execution_role_arn(p["podExecutionRoleArn"].as_str().unwrap_or_default());
+            for subnet in p["subnets"].as_array().into_iter().flatten() {
+                create = create.subnets(subnet.as_str().unwrap());
+            }
+            for s in p["selectors"].as_array().into_iter().flatten() {
+                let mut selector = FargateProfileSelector::builder()
+                    .set_namespace(s["namespace"].as_str().map(str::to_string));
+                for (k, v) in s["labels"].as_object().into_iter().flatten() {
+                    selector = selector.labels(k, v.as_str().unwrap_or_default());
+                }
+                create = create.selectors(selector.build());
+            }
+            create.send().await.unwrap();
+        }
+    }
+}
+
+/// The queue attributes `CreateQueue` accepts. The others `GetQueueAttributes` reports
+/// (`QueueArn`, `ApproximateNumberOfMessages*`, `CreatedTimestamp`, `LastModifiedTimestamp`)
+/// are read-only, and the emulator answers them afresh.
+const SETTABLE_QUEUE_ATTRIBUTES: &[&str] = &[
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "Policy",
+    "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
+    "FifoQueue",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+];
+
+/// SQS queues (`sqsQueue` with its recorded attributes, then the names of `sqsQueues` that do
+/// not exist yet) and, after them, the EventBridge rules that target them (`eventRules`), with
+/// their targets.
+async fn seed_queues_and_rules(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
+    use aws_sdk_eventbridge::types::{RuleState, Target};
+    use aws_sdk_sqs::types::QueueAttributeName;
+    let sqs = aws_sdk_sqs::Client::new(conf);
+    for f in of(facts, "sqsQueue") {
+        let v = &f["value"];
+        let name = v["name"]
+            .as_str()
+            .or(f["fact"]["sqsQueue"]["name"].as_str())
+            .unwrap();
+        let mut create = sqs.create_queue().queue_name(name);
+        for (k, value) in v["attributes"].as_object().into_iter().flatten() {
+            if let Some(value) = value
+                .as_str()
+                .filter(|_| SETTABLE_QUEUE_ATTRIBUTES.contains(&k.as_str()))
+            {
+                create = create.attributes(QueueAttributeName::from(k.as_str()), value);
+            }
+        }
+        create.send().await.unwrap();
+    }
+    for f in of(facts, "sqsQueues") {
+        for name in f["value"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_str())
+        {
+            if sqs.get_queue_url().queue_name(name).send().await.is_ok() {
+                continue;
+            }
+            let mut create = sqs.create_queue().queue_name(name);
+            if name.ends_with(".fifo") {
+                // AWS refuses a FIFO name without the attribute.
+                create = create.attributes(QueueAttributeName::FifoQueue, "true");
+            }
+            create.send().await.unwrap();
+        }
+    }
+    let events = aws_sdk_eventbridge::Client::new(conf);
+    for f in of(facts, "eventRules") {
+        for r in f["value"].as_array().into_iter().flatten() {
+            let name = r["name"].as_str().unwrap();
+            let pattern = r["eventPattern"].as_str().filter(|p| !p.is_empty());
+            events
+                .put_rule()
+                .name(name)
+                .set_event_pattern(pattern.map(str::to_string))
+                // A rule without a pattern is a scheduled one; bundles keep no schedule.
+                .set_schedule_expression(pattern.is_none().then(|| "rate(1 day)".to_string()))
+                .state(RuleState::from(
+                    r["state"]
+                        .as_str()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("ENABLED"),
+                ))
+                .send()
+                .await
+                .unwrap();
+            let targets: Vec<Target> = r["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    Target::builder()
+                        .id(t["id"].as_str().unwrap())
+                        .arn(t["arn"].as_str().unwrap())
+                        .build()
+                        .unwrap()
+                })
+                .collect();
+            if !targets.is_empty() {
+                events
+                    .put_targets()
+                    .rule(name)
+                    .set_targets(Some(targets))
+                    .send()
+                    .await
+                    .unwrap();
+            }
         }
     }
 }

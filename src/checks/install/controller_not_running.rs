@@ -13,7 +13,7 @@ declare_check! {
         title: "the Karpenter controller is deployed and its pods are ready",
         category: Install,
         severity: Error,
-        needs: [ControllerDeployments, Pods],
+        needs: [ControllerDeployments, Pods, PodLogs],
         run: controller_not_running,
     }
 }
@@ -76,11 +76,16 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
         Severity::Warning
     };
 
-    let mut findings: Vec<Finding> = pods
-        .iter()
-        .filter_map(|pod| pod_problem(pod, &logs))
-        .map(|f| f.severity(severity))
-        .collect();
+    let mut findings = Vec::new();
+    for pod in &pods {
+        let Some(mut f) = pod_problem(pod, &logs) else {
+            continue;
+        };
+        if let Some(cs) = crash_looping_container(pod) {
+            f = explain_crash(cx, pod, &cs.name, f).await;
+        }
+        findings.push(f.severity(severity));
+    }
     if ready == 0 && findings.is_empty() {
         findings.push(
             Finding::new(
@@ -96,6 +101,52 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
         );
     }
     Ok(findings)
+}
+
+fn crash_looping_container(pod: &Pod) -> Option<&ContainerStatus> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_deref()?
+        .iter()
+        .find(|cs| crash_looping(cs))
+}
+
+/// Reads the previous container's log and names the cause its last error lines show, with
+/// the check that owns it. Without the log (no permission, no previous container) the crash
+/// loop is still reported, and the evidence says why the log is missing.
+async fn explain_crash(cx: &CheckCx, pod: &Pod, container: &str, f: Finding) -> Finding {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
+    let log = match cx.pod_logs(ns, name, container, true).await {
+        Ok(log) => log,
+        Err(e) => return f.evidence("previousLog", format!("could not be read: {e}")),
+    };
+    let Some(text) = log.as_ref() else {
+        return f.evidence(
+            "previousLog",
+            "none kept (the container has not restarted since the pod started)",
+        );
+    };
+    let groups = crate::logs::group_errors([text.as_str()]);
+    let Some(first) = groups
+        .iter()
+        .find(|g| g.pattern.is_some_and(|p| !p.benign))
+        .or(groups.first())
+    else {
+        return f.evidence(
+            "previousLog",
+            "no error lines in the last lines of the previous container",
+        );
+    };
+    let f = f.evidence("lastError", first.example.clone());
+    match first.pattern {
+        Some(p) => f
+            .evidence("cause", p.summary)
+            .evidence("ownedBy", p.owners.join(", "))
+            .hint(format!("{}: see {}", p.summary, p.owners.join(", "))),
+        None => f,
+    }
 }
 
 fn is_ready(pod: &Pod) -> bool {
@@ -187,7 +238,7 @@ fn pod_problem(pod: &Pod, logs: &str) -> Option<Finding> {
                 Finding::new(object, "the pod is Pending: no node accepted it")
                     .evidence("reason", c.reason.clone().unwrap_or_default())
                     .evidence("message", c.message.clone().unwrap_or_default())
-                    .hint("the controller needs capacity Karpenter does not manage: a managed node group or a Fargate profile for its namespace")
+                    .hint("the controller needs capacity Karpenter does not manage: a managed node group or a Fargate profile for its namespace (KD1005 explains why it is not scheduled)")
                     .fix(format!(
                         "kubectl -n {} describe pod {}",
                         pod.metadata.namespace.as_deref().unwrap_or_default(),

@@ -1,7 +1,13 @@
 //! KD1002: the controller cannot start its informers, and users cannot create NodePools,
 //! without Karpenter's CRDs serving the `v1` API.
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps,
+};
+
 use crate::check::prelude::*;
+use crate::iam::reference::Version;
+use crate::model::ControllerDeployment;
 
 declare_check! {
     pub static CRDS_MISSING_OR_OUTDATED = {
@@ -10,7 +16,7 @@ declare_check! {
         title: "Karpenter's CRDs are installed and serve the v1 API",
         category: Install,
         severity: Error,
-        needs: [Crd],
+        needs: [Crd, ControllerDeployments],
         run: crds_missing_or_outdated,
     }
 }
@@ -68,5 +74,124 @@ async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
             );
         }
     }
+    findings.extend(older_than_controller(cx, &upgrade).await?);
     Ok(findings)
+}
+
+/// What each release added to the CRDs: a schema field, or a whole CRD. CRDs that lack what
+/// the running controller's release added were not upgraded with it.
+const FINGERPRINTS: &[(Version, &str, Added)] = &[
+    (
+        Version(1, 3, 0),
+        "ec2nodeclasses.karpenter.k8s.aws",
+        Added::SpecField("capacityReservationSelectorTerms"),
+    ),
+    (Version(1, 7, 0), "nodeoverlays.karpenter.sh", Added::Crd),
+    (
+        Version(1, 8, 0),
+        "nodepools.karpenter.sh",
+        Added::SpecField("replicas"),
+    ),
+    (
+        Version(1, 11, 0),
+        "ec2nodeclasses.karpenter.k8s.aws",
+        Added::SpecField("placementGroupSelector"),
+    ),
+    (
+        Version(1, 14, 0),
+        "capacitybuffers.autoscaling.x-k8s.io",
+        Added::Crd,
+    ),
+];
+
+#[derive(Clone, Copy)]
+enum Added {
+    Crd,
+    SpecField(&'static str),
+}
+
+/// The CRDs a controller release needs beyond [`REQUIRED_CRDS`] (for permissions and tests).
+pub fn fingerprint_crds() -> impl Iterator<Item = &'static str> {
+    FINGERPRINTS
+        .iter()
+        .filter(|(_, _, a)| matches!(a, Added::Crd))
+        .map(|(_, n, _)| *n)
+}
+
+async fn older_than_controller(cx: &CheckCx, upgrade: &str) -> Result<Vec<Finding>, FactError> {
+    let Some((deployments, index)) = cx.controller().await? else {
+        return Ok(Vec::new());
+    };
+    let Some(version) = ControllerDeployment::new(&deployments[index])
+        .version()
+        .as_deref()
+        .and_then(Version::parse)
+    else {
+        return Ok(Vec::new());
+    };
+    let mut missing: Vec<(String, String)> = Vec::new();
+    for (since, crd_name, added) in FINGERPRINTS
+        .iter()
+        .filter(|(since, _, _)| version >= *since)
+    {
+        let crd = cx.crd(crd_name).await?;
+        match (added, crd.as_ref()) {
+            (Added::Crd, None) => {
+                missing.push((crd_name.to_string(), format!("the CRD (added in {since})")))
+            }
+            (Added::SpecField(field), Some(crd)) => {
+                // Only a published schema can be judged: a CRD without one says nothing.
+                let Some(spec) = v1_spec_properties(crd) else {
+                    continue;
+                };
+                if !spec.contains_key(*field) {
+                    missing.push((
+                        crd_name.to_string(),
+                        format!("spec.{field} (added in {since})"),
+                    ));
+                }
+            }
+            // A missing base CRD is reported above.
+            _ => {}
+        }
+    }
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let described: Vec<String> = missing
+        .iter()
+        .map(|(crd, what)| format!("{crd}: {what}"))
+        .collect();
+    Ok(vec![
+        Finding::new(
+            "CustomResourceDefinition/karpenter",
+            format!(
+                "the CRDs are older than the controller ({version}): they lack {}",
+                described.join("; ")
+            ),
+        )
+        .evidence("controllerVersion", version.to_string())
+        .evidence("missing", described)
+        .hint("the karpenter chart installs CRDs only on first install: upgrade them with the karpenter-crd chart at the controller's version")
+        .fix(upgrade.to_string()),
+    ])
+}
+
+/// The properties of `spec` in the v1 schema of a CRD, when the CRD publishes them.
+fn v1_spec_properties(
+    crd: &CustomResourceDefinition,
+) -> Option<&std::collections::BTreeMap<String, JSONSchemaProps>> {
+    crd.spec
+        .versions
+        .iter()
+        .find(|v| v.name == "v1")?
+        .schema
+        .as_ref()?
+        .open_api_v3_schema
+        .as_ref()?
+        .properties
+        .as_ref()?
+        .get("spec")?
+        .properties
+        .as_ref()
 }

@@ -1,4 +1,112 @@
 //! KD1xxx: the controller Deployment and pods, CRDs and versions, webhooks, settings.
 
+pub mod controller_log_errors;
 pub mod controller_not_running;
+pub mod controller_on_karpenter_nodes;
+pub mod controller_settings_mismatch;
+pub mod controller_unschedulable;
+pub mod crd_stored_versions_stale;
 pub mod crds_missing_or_outdated;
+pub mod karpenter_version_unsupported;
+pub mod stale_webhook_configurations;
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+
+use crate::check::prelude::*;
+use crate::iam::reference::Version;
+use crate::model::ControllerDeployment;
+
+/// The controller Deployment this run diagnoses and its pods.
+pub struct Controller {
+    deployments: Arc<Vec<Deployment>>,
+    index: usize,
+    pub pods: Arc<Vec<Pod>>,
+}
+
+impl Controller {
+    pub fn deployment(&self) -> ControllerDeployment<'_> {
+        ControllerDeployment::new(&self.deployments[self.index])
+    }
+
+    /// The controller's release, when its image tag or chart label says.
+    pub fn version(&self) -> Option<Version> {
+        self.deployment()
+            .version()
+            .as_deref()
+            .and_then(Version::parse)
+    }
+
+    /// The name of the controller container in its pods.
+    pub fn container(&self) -> String {
+        self.deployment()
+            .controller_container()
+            .map(|c| c.name.clone())
+            .unwrap_or_else(|| "controller".to_string())
+    }
+}
+
+/// The controller and its pods; a skip when Karpenter is not installed (KD1001 says so).
+pub async fn controller(cx: &CheckCx) -> Result<Controller, FactError> {
+    let Some((deployments, index)) = cx.controller().await? else {
+        return Err(FactError::NotInstalled {
+            what: "the Karpenter controller".to_string(),
+        });
+    };
+    let selector = ControllerDeployment::new(&deployments[index]).pod_selector();
+    let ns = ControllerDeployment::new(&deployments[index])
+        .namespace()
+        .to_string();
+    let pods = match selector {
+        Some(sel) => cx.pods(&ns, &sel).await?,
+        None => Arc::new(Vec::new()),
+    };
+    Ok(Controller {
+        deployments,
+        index,
+        pods,
+    })
+}
+
+/// `kubectl describe` of a pod, the first command of most controller findings.
+pub fn describe_pod(pod: &Pod) -> String {
+    format!(
+        "kubectl -n {} describe pod {}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// Recent error lines of the controller's running containers, grouped by cause (KD1009 and
+/// KD9001 read the same logs, so they are fetched once).
+pub async fn log_groups(cx: &CheckCx) -> Result<Vec<crate::logs::Group>, FactError> {
+    let c = controller(cx).await?;
+    let container = c.container();
+    let ns = c.deployment().namespace().to_string();
+    let names: Vec<String> = c
+        .pods
+        .iter()
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    if names.is_empty() {
+        return Err(FactError::NotInstalled {
+            what: "a running controller pod".to_string(),
+        });
+    }
+    let logs = futures::future::join_all(
+        names
+            .iter()
+            .map(|name| cx.pod_logs(&ns, name, &container, false)),
+    )
+    .await;
+    let mut texts = Vec::new();
+    for log in logs {
+        if let Some(text) = log?.as_ref() {
+            texts.push(text.clone());
+        }
+    }
+    Ok(crate::logs::group_errors(texts.iter().map(String::as_str)))
+}

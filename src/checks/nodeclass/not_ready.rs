@@ -38,13 +38,7 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
     let mut findings = Vec::new();
     for nc in classes.iter() {
         let conditions = &nc.status.conditions;
-        let stuck = |c: &Condition| {
-            c.status == "Unknown"
-                && c.last_transition_time
-                    .as_deref()
-                    .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-                    .is_some_and(|t| now.duration_since(t).as_secs() > STUCK_MINUTES * 60)
-        };
+        let stuck = |c: &Condition| c.status == "Unknown" && c.held_longer_than(now, STUCK_MINUTES);
         let bad: Vec<&Condition> = conditions
             .iter()
             .filter(|c| SUB_CONDITIONS.iter().any(|(t, _)| *t == c.type_))

@@ -191,7 +191,7 @@ async fn install_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
 
 /// The IAM principal behind the caller: an assumed-role session resolves to its role's ARN
 /// (path included, from `iam:GetRole`), since sessions cannot be simulated.
-async fn principal_arn(cx: &CheckCx, caller: &str) -> Result<String, FactError> {
+pub async fn principal_arn(cx: &CheckCx, caller: &str) -> Result<String, FactError> {
     let Some(arn) = Arn::parse(caller) else {
         return Err(FactError::Malformed {
             message: format!("the caller ARN {caller:?} is not an ARN"),

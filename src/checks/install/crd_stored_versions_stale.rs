@@ -1,0 +1,142 @@
+//! KD1003: after the v1 migration, CRDs that still list `v1beta1` in `status.storedVersions`
+//! cannot be upgraded to releases that dropped it ("must appear in spec.versions"), and a
+//! conversion webhook pointing at a Service that is gone breaks every read of the objects.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+use super::crds_missing_or_outdated::{REQUIRED_CRDS, fingerprint_crds};
+use crate::check::prelude::*;
+use crate::iam::reference::Version;
+use crate::model::ControllerDeployment;
+
+declare_check! {
+    pub static CRD_STORED_VERSIONS_STALE = {
+        code: "KD1003",
+        slug: "crd-stored-versions-stale",
+        title: "Karpenter's CRDs store only versions they serve and convert without a webhook",
+        category: Install,
+        severity: Error,
+        needs: [Crd, Service, ControllerDeployments],
+        run: crd_stored_versions_stale,
+    }
+}
+
+async fn crd_stored_versions_stale(cx: &CheckCx) -> CheckResult {
+    let controller_version = match cx.controller().await? {
+        Some((d, i)) => ControllerDeployment::new(&d[i])
+            .version()
+            .as_deref()
+            .and_then(Version::parse),
+        None => None,
+    };
+    let names: Vec<&str> = REQUIRED_CRDS
+        .iter()
+        .copied()
+        .chain(fingerprint_crds().filter(|n| n.ends_with(".karpenter.sh")))
+        .collect();
+    let mut findings = Vec::new();
+    for name in names {
+        let crd = cx.crd(name).await?;
+        let Some(crd) = crd.as_ref() else { continue };
+        if let Some(f) = stale_stored_versions(name, crd) {
+            findings.push(f);
+        }
+        if let Some(f) = conversion_webhook(cx, name, crd, controller_version).await? {
+            findings.push(f);
+        }
+    }
+    Ok(findings)
+}
+
+fn stale_stored_versions(name: &str, crd: &CustomResourceDefinition) -> Option<Finding> {
+    let served: Vec<&str> = crd
+        .spec
+        .versions
+        .iter()
+        .filter(|v| v.served)
+        .map(|v| v.name.as_str())
+        .collect();
+    let stored: Vec<String> = crd
+        .status
+        .as_ref()
+        .and_then(|s| s.stored_versions.clone())
+        .unwrap_or_default();
+    let stale: Vec<&String> = stored.iter().filter(|v| v.as_str() != "v1").collect();
+    // Only v1 should remain once the migration is done; anything else blocks the next
+    // upgrade of the CRDs.
+    if stale.is_empty() || !served.contains(&"v1") {
+        return None;
+    }
+    let stale: Vec<String> = stale.into_iter().cloned().collect();
+    Some(
+        Finding::new(
+            format!("CustomResourceDefinition/{name}"),
+            format!(
+                "status.storedVersions still lists {} besides v1: installing CRDs of a release without {} fails (\"status.storedVersions[0]: Invalid value\")",
+                stale.join(", "),
+                stale.join(", ")
+            ),
+        )
+        .evidence("storedVersions", stored)
+        .evidence("servedVersions", served.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+        .hint("finish the v1 migration: let the controller (1.0.6+) rewrite the stored objects, then drop the old version from storedVersions")
+        .fix(format!(
+            "kubectl patch crd {name} --subresource=status --type=merge -p '{{\"status\":{{\"storedVersions\":[\"v1\"]}}}}'"
+        )),
+    )
+}
+
+/// A `Webhook` conversion strategy whose Service is gone, or that releases from 1.1 on no
+/// longer serve.
+async fn conversion_webhook(
+    cx: &CheckCx,
+    name: &str,
+    crd: &CustomResourceDefinition,
+    controller: Option<Version>,
+) -> Result<Option<Finding>, FactError> {
+    let Some(conversion) = crd.spec.conversion.as_ref() else {
+        return Ok(None);
+    };
+    if conversion.strategy != "Webhook" {
+        return Ok(None);
+    }
+    let service = conversion
+        .webhook
+        .as_ref()
+        .and_then(|w| w.client_config.as_ref())
+        .and_then(|c| c.service.as_ref());
+    let fix = format!(
+        "kubectl patch crd {name} --type=json -p '[{{\"op\":\"remove\",\"path\":\"/spec/conversion\"}}]'"
+    );
+    let object = format!("CustomResourceDefinition/{name}");
+    if let Some(svc) = service {
+        let exists = cx.service(&svc.namespace, &svc.name).await?.is_some();
+        if !exists {
+            return Ok(Some(
+                Finding::new(
+                    object,
+                    format!(
+                        "the conversion webhook points at Service {}/{}, which does not exist: every read of the objects fails (\"service \\\"{}\\\" not found\")",
+                        svc.namespace, svc.name, svc.name
+                    ),
+                )
+                .evidence("conversionService", format!("{}/{}", svc.namespace, svc.name))
+                .hint("v1.1+ needs no conversion webhook: remove spec.conversion (or upgrade the CRDs with the karpenter-crd chart)")
+                .fix(fix),
+            ));
+        }
+    }
+    if controller.is_some_and(|v| v >= Version(1, 1, 0)) {
+        return Ok(Some(
+            Finding::new(
+                object,
+                "the CRD still converts through a webhook, which Karpenter 1.1+ no longer serves"
+                    .to_string(),
+            )
+            .evidence("conversionStrategy", "Webhook")
+            .hint("upgrade the CRDs with the karpenter-crd chart, or remove spec.conversion")
+            .fix(fix),
+        ));
+    }
+    Ok(None)
+}

@@ -1,0 +1,98 @@
+//! KD6001: NodeClaims that never launched, and the launch failures their events record (a
+//! NodeClaim that hits insufficient capacity is deleted at once; its events stay).
+
+use std::collections::BTreeMap;
+
+use super::{launch_cause, object, pool_of, stuck};
+use crate::check::prelude::*;
+
+declare_check! {
+    pub static NODECLAIM_LAUNCH_FAILED = {
+        code: "KD6001",
+        slug: "nodeclaim-launch-failed",
+        title: "NodeClaims launch their instances",
+        category: Nodeclaim,
+        severity: Error,
+        needs: [NodeClaims, Events],
+        run: launch_failed,
+    }
+}
+
+async fn launch_failed(cx: &CheckCx) -> CheckResult {
+    let claims = cx.nodeclaims().await?;
+    let now = cx.now();
+    let mut findings = Vec::new();
+    for claim in claims.iter() {
+        // A classified reason is a failure at once; a bare wait counts once it is overdue.
+        let failed = claim.status.condition("Launched").filter(|c| {
+            c.status != "True" && !c.reason.is_empty() && c.reason != "AwaitingReconciliation"
+        });
+        let Some(c) = failed.or_else(|| stuck(claim, "Launched", now)) else {
+            continue;
+        };
+        let cause = launch_cause(&c.reason, &c.message);
+        findings.push(
+            Finding::new(
+                object(claim),
+                format!("has not launched ({}): {}", c.describe(), cause.summary),
+            )
+            .severity(cause.severity)
+            .evidence("nodePool", pool_of(claim))
+            .evidence("condition", c.describe())
+            .evidence("cause", cause.summary)
+            .evidence("ownedBy", cause.owners.join(", "))
+            .hint(owner_hint(cause.owners))
+            .fix(format!(
+                "kubectl describe nodeclaim {}",
+                claim.metadata.name.as_deref().unwrap_or_default()
+            )),
+        );
+    }
+    // Launch failures recorded only as events (the NodeClaims are gone), grouped by cause.
+    let events = cx.events("NodeClaim", None).await?;
+    let mut by_cause: BTreeMap<&'static str, (super::Cause, u64, String, Vec<String>)> =
+        BTreeMap::new();
+    for e in events.0.iter().filter(|e| e.is_warning()) {
+        let launch = e.reason == "InsufficientCapacityError"
+            || (e.reason.is_empty() && e.message.contains("Attempted to launch"))
+            || e.reason == "FailedLaunch";
+        if !launch
+            || claims
+                .iter()
+                .any(|c| c.metadata.name.as_deref() == Some(e.name.as_str()))
+        {
+            continue;
+        }
+        let cause = launch_cause(&e.reason, &e.message);
+        let entry = by_cause
+            .entry(cause.summary)
+            .or_insert_with(|| (cause, 0, e.message.clone(), Vec::new()));
+        entry.1 = entry.1.saturating_add(e.count);
+        if entry.3.len() < 5 {
+            entry.3.push(e.name.clone());
+        }
+    }
+    for (summary, (cause, count, latest, names)) in by_cause {
+        findings.push(
+            Finding::new(
+                "NodeClaims",
+                format!("{count} recent launch failure(s): {summary}"),
+            )
+            .severity(cause.severity)
+            .evidence("latest", latest)
+            .evidence("nodeClaims", names)
+            .evidence("ownedBy", cause.owners.join(", "))
+            .hint(owner_hint(cause.owners))
+            .fix("kubectl get events -A --field-selector involvedObject.kind=NodeClaim --sort-by=.lastTimestamp"),
+        );
+    }
+    Ok(findings)
+}
+
+fn owner_hint(owners: &[&str]) -> String {
+    if owners.is_empty() {
+        "read the condition message and the NodeClaim's events".to_string()
+    } else {
+        format!("see {} for the cause and its fix", owners.join(", "))
+    }
+}

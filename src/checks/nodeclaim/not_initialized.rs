@@ -1,0 +1,113 @@
+//! KD6003: nodes that registered but never initialized: Karpenter waits for Ready, for startup
+//! taints to be removed and for requested resources (GPUs, pod ENIs) to appear. Until then
+//! the capacity is paid for and unused, and the node is never consolidated.
+
+use super::{object, pool_of, stuck};
+use crate::check::prelude::*;
+
+declare_check! {
+    pub static NODECLAIM_NOT_INITIALIZED = {
+        code: "KD6003",
+        slug: "nodeclaim-not-initialized",
+        title: "registered NodeClaims initialize their nodes",
+        category: Nodeclaim,
+        severity: Error,
+        needs: [NodeClaims, Node],
+        run: not_initialized,
+    }
+}
+
+async fn not_initialized(cx: &CheckCx) -> CheckResult {
+    let claims = cx.nodeclaims().await?;
+    let now = cx.now();
+    let mut findings = Vec::new();
+    for claim in claims.iter() {
+        if claim
+            .status
+            .condition("Registered")
+            .is_none_or(|c| c.status != "True")
+        {
+            continue;
+        }
+        let Some(c) = stuck(claim, "Initialized", now) else {
+            continue;
+        };
+        let node_name = claim
+            .status
+            .rest
+            .get("nodeName")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let mut f = Finding::new(
+            object(claim),
+            format!("registered but not initialized ({})", c.describe()),
+        )
+        .evidence("nodePool", pool_of(claim))
+        .evidence("condition", c.describe())
+        .hint(hint(&c.reason));
+        if !node_name.is_empty() {
+            f = f.evidence("node", node_name.clone());
+            if let Some(node) = cx.node(&node_name).await?.as_ref() {
+                let ready = node
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+                if let Some(r) = ready {
+                    f = f.evidence(
+                        "nodeReady",
+                        format!(
+                            "{} {}: {}",
+                            r.status,
+                            r.reason.clone().unwrap_or_default(),
+                            r.message.clone().unwrap_or_default()
+                        ),
+                    );
+                }
+                let taints: Vec<String> = node
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.taints.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .map(|t| {
+                        format!(
+                            "{}{}:{}",
+                            t.key,
+                            t.value
+                                .as_deref()
+                                .map(|v| format!("={v}"))
+                                .unwrap_or_default(),
+                            t.effect
+                        )
+                    })
+                    .collect();
+                if !taints.is_empty() {
+                    f = f.evidence("nodeTaints", taints);
+                }
+            }
+            f = f.fix(format!("kubectl describe node {node_name}"));
+        }
+        findings.push(f);
+    }
+    Ok(findings)
+}
+
+fn hint(reason: &str) -> &'static str {
+    match reason {
+        "StartupTaintsExist" => {
+            "the agent that removes the startup taint (a CNI such as Cilium, a GPU operator) is not running on the node, or the NodePool lists a taint nothing removes"
+        }
+        "KnownEphemeralTaintsExist" => {
+            "the node is not ready yet (not-ready or uninitialized taints): check the kubelet, the CNI and the cloud provider taint"
+        }
+        "ResourceNotRegistered" => {
+            "a requested extended resource never appeared: install its device plugin (NVIDIA, Neuron) or enable pod ENIs in the VPC CNI, or use the matching AMI variant"
+        }
+        "NodeNotReady" => {
+            "the node is NotReady: usually the CNI (aws-node) cannot start; the node role needs AmazonEKS_CNI_Policy unless aws-node has its own identity (see KD3005)"
+        }
+        _ => "describe the node: its conditions and taints say what it waits for",
+    }
+}

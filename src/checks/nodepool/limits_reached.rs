@@ -1,0 +1,138 @@
+//! KD4002: a NodePool at its `spec.limits` launches nothing more ("all available instance
+//! types exceed limits for nodepool"), however many pods wait.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::check::prelude::*;
+use crate::quantity::Quantity;
+
+declare_check! {
+    pub static NODEPOOL_LIMITS_REACHED = {
+        code: "KD4002",
+        slug: "nodepool-limits-reached",
+        title: "every NodePool has room under its limits",
+        category: Nodepool,
+        severity: Error,
+        needs: [NodePools, NodeClaims],
+        run: limits_reached,
+    }
+}
+
+/// Usage from this share of a limit on is reported as "near" (a warning): the next large
+/// instance type may no longer fit.
+const NEAR_PERCENT: i128 = 90;
+
+async fn limits_reached(cx: &CheckCx) -> CheckResult {
+    let pools = cx.nodepools().await?;
+    let claims = cx.nodeclaims().await?;
+    let mut findings = Vec::new();
+    for pool in pools.iter().filter(|p| !p.spec.limits.is_empty()) {
+        let mine: Vec<&BTreeMap<String, Value>> = claims
+            .iter()
+            .filter(|c| {
+                c.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("karpenter.sh/nodepool"))
+                    .map(String::as_str)
+                    == Some(pool.name())
+            })
+            .map(|c| &c.status.rest)
+            .collect();
+        let status_resources = pool.status.rest.get("resources");
+        for (resource, limit) in &pool.spec.limits {
+            let Some(limit) = quantity(limit) else {
+                continue;
+            };
+            let used = if resource == "nodes" {
+                Some(Quantity::parse(&mine.len().to_string()).unwrap_or_default())
+            } else if mine.is_empty() {
+                // Without NodeClaims to add up, the NodePool's own tally is the best evidence.
+                status_resources
+                    .and_then(|r| r.get(resource))
+                    .and_then(quantity)
+            } else {
+                sum(mine.iter().filter_map(|s| s.get("capacity")?.get(resource)))
+            };
+            let Some(used) = used else { continue };
+            let Some(percent) = used.percent_of(limit) else {
+                // A limit of zero: nothing may launch at all.
+                if !limit.is_positive() {
+                    findings.push(finding(pool, resource, used, limit, None, Severity::Error));
+                }
+                continue;
+            };
+            let severity = if percent >= 100 {
+                Severity::Error
+            } else if percent >= NEAR_PERCENT {
+                Severity::Warning
+            } else {
+                continue;
+            };
+            findings.push(finding(
+                pool,
+                resource,
+                used,
+                limit,
+                Some(percent),
+                severity,
+            ));
+        }
+    }
+    Ok(findings)
+}
+
+fn quantity(v: &Value) -> Option<Quantity> {
+    match v {
+        Value::String(s) => Quantity::parse(s),
+        Value::Number(n) => Quantity::parse(&n.to_string()),
+        _ => None,
+    }
+}
+
+/// The sum of quantities; `None` when one does not parse or the sum overflows (a garbage
+/// value must not pass as headroom).
+fn sum<'a>(values: impl Iterator<Item = &'a Value>) -> Option<Quantity> {
+    values
+        .map(quantity)
+        .try_fold(Quantity::ZERO, |acc, q| acc.checked_add(q?))
+}
+
+fn finding(
+    pool: &crate::model::NodePool,
+    resource: &str,
+    used: Quantity,
+    limit: Quantity,
+    percent: Option<i128>,
+    severity: Severity,
+) -> Finding {
+    let message = match (severity, percent) {
+        (Severity::Error, Some(p)) => format!(
+            "has reached its {resource} limit: its NodeClaims hold {} of {} ({p}%), so nothing more launches (\"all available instance types exceed limits for nodepool\")",
+            used.show(resource),
+            limit.show(resource)
+        ),
+        (Severity::Error, None) => format!(
+            "has a {resource} limit of {}: it can never launch",
+            limit.show(resource)
+        ),
+        (_, p) => format!(
+            "is near its {resource} limit: its NodeClaims hold {} of {} ({}%); larger instance types no longer fit",
+            used.show(resource),
+            limit.show(resource),
+            p.unwrap_or_default()
+        ),
+    };
+    Finding::new(pool.object(), message)
+        .severity(severity)
+        .evidence("resource", resource)
+        .evidence("used", used.show(resource))
+        .evidence("limit", limit.show(resource))
+        .hint("raise the limit if the growth is expected, or add another NodePool; limits are eventually consistent and may be overshot slightly")
+        .fix(format!(
+            "kubectl patch nodepool {} --type merge -p '{{\"spec\":{{\"limits\":{{\"{resource}\":\"<new limit>\"}}}}}}'",
+            pool.name()
+        ))
+}

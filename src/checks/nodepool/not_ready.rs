@@ -1,0 +1,81 @@
+//! KD4005: the NodePool's own conditions are Karpenter's verdict on it: a NodePool that is not
+//! Ready is ignored by the provisioner ("ignoring nodepool, not ready"), and
+//! NodeRegistrationHealthy (v1.4+) keeps the reason of the last failed launch or join.
+
+use crate::check::prelude::*;
+use crate::checks::nodeclaim::launch_cause;
+use crate::model::Condition;
+
+declare_check! {
+    pub static NODEPOOL_NOT_READY = {
+        code: "KD4005",
+        slug: "nodepool-not-ready",
+        title: "every NodePool is Ready and registers its nodes",
+        category: Nodepool,
+        severity: Error,
+        needs: [NodePools],
+        run: not_ready,
+    }
+}
+
+/// Unknown for this long counts as stuck (status is computed within seconds).
+const STUCK_MINUTES: i64 = 10;
+
+async fn not_ready(cx: &CheckCx) -> CheckResult {
+    let pools = cx.nodepools().await?;
+    let now = cx.now();
+    let mut findings = Vec::new();
+    for pool in pools.iter() {
+        let bad = |c: &&Condition| {
+            c.status == "False"
+                // NodeRegistrationHealthy stays Unknown until the first launch: not a failure.
+                || (c.status == "Unknown" && c.type_ != "NodeRegistrationHealthy" && c.held_longer_than(now, STUCK_MINUTES))
+        };
+        let conditions: Vec<&Condition> = [
+            "ValidationSucceeded",
+            "NodeClassReady",
+            "NodeRegistrationHealthy",
+        ]
+        .iter()
+        .filter_map(|t| pool.status.condition(t))
+        .filter(bad)
+        .collect();
+        // Ready only rolls the others up; report it alone when nothing more specific is wrong.
+        let ready = pool.status.condition("Ready").filter(bad);
+        let shown: Vec<&Condition> = if conditions.is_empty() {
+            ready.into_iter().collect()
+        } else {
+            conditions
+        };
+        for c in shown {
+            let owners = owners(c);
+            findings.push(
+                Finding::new(pool.object(), format!("is not healthy: {}", c.describe()))
+                    .evidence("condition", c.describe())
+                    .evidence("since", c.last_transition_time.clone().unwrap_or_default())
+                    .evidence("ownedBy", owners.clone())
+                    .hint(if owners.is_empty() {
+                        "read the condition message".to_string()
+                    } else {
+                        format!("see {owners}")
+                    })
+                    .fix(format!("kubectl describe nodepool {}", pool.name())),
+            );
+        }
+    }
+    Ok(findings)
+}
+
+/// The checks that find the cause of a bad NodePool condition.
+fn owners(c: &Condition) -> String {
+    match (c.type_.as_str(), c.reason.as_str()) {
+        ("NodeClassReady", "NodeClassNotFound") => "KD4001".to_string(),
+        ("NodeClassReady", _) => "KD3008".to_string(),
+        ("NodeRegistrationHealthy", "RegistrationFailed") => {
+            "KD6002, KD5001, KD5002, KD5003".to_string()
+        }
+        ("NodeRegistrationHealthy", reason) => launch_cause(reason, &c.message).owners.join(", "),
+        ("ValidationSucceeded", _) => String::new(),
+        _ => "KD3008, KD4001".to_string(),
+    }
+}

@@ -1,0 +1,138 @@
+//! KD4003: requirements that no instance type can meet in the subnets' zones with the AMIs'
+//! architectures ("no instance type met the scheduling requirements or had a required
+//! offering"). Karpenter only says the set is empty; this names the requirement that emptied it.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::check::prelude::*;
+use crate::model::Ec2NodeClass;
+use crate::requirements::narrow;
+
+declare_check! {
+    pub static NODEPOOL_REQUIREMENTS_UNSATISFIABLE = {
+        code: "KD4003",
+        slug: "nodepool-requirements-unsatisfiable",
+        title: "every NodePool's requirements match an instance type offered in its subnets' zones",
+        category: Nodepool,
+        severity: Error,
+        needs: [NodePools, Ec2NodeClasses, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        run: requirements_unsatisfiable,
+    }
+}
+
+async fn requirements_unsatisfiable(cx: &CheckCx) -> CheckResult {
+    let pools = cx.nodepools().await?;
+    let classes = cx.ec2_nodeclasses().await?;
+    let mut findings = Vec::new();
+    let mut types = None;
+    for pool in pools.iter() {
+        let Some(nc) = pool
+            .spec
+            .template
+            .spec
+            .node_class_ref
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+            .and_then(|name| classes.iter().find(|c| c.name() == name))
+        else {
+            // KD4001 owns a reference to nothing.
+            continue;
+        };
+        let zones = subnet_zones(nc);
+        if zones.is_empty() {
+            // No resolved subnets: KD3001 and KD3008 own that.
+            continue;
+        }
+        let (types, offerings) = match &types {
+            Some(t) => t,
+            None => types.insert((
+                cx.instance_types().await?,
+                cx.instance_type_offerings().await?,
+            )),
+        };
+        let requirements = &pool.spec.template.spec.requirements;
+        let narrowing = narrow(types, offerings, &zones, requirements, &ami_arches(nc));
+        let Some(culprit) = narrowing.emptied_by() else {
+            continue;
+        };
+        // Only the AMIs' architecture left nothing: KD3004 owns a NodePool without an AMI for
+        // its architecture.
+        if narrowing
+            .steps
+            .last()
+            .is_some_and(|s| std::ptr::eq(s, culprit))
+            && !ami_arches(nc).is_empty()
+        {
+            continue;
+        }
+        let steps: Vec<String> = narrowing
+            .steps
+            .iter()
+            .map(|s| format!("{}: {} left", s.what, s.left))
+            .collect();
+        findings.push(
+            Finding::new(
+                pool.object(),
+                format!(
+                    "no instance type satisfies its requirements: none is left after {}",
+                    culprit.what
+                ),
+            )
+            .evidence("emptiedBy", culprit.what.clone())
+            .evidence("narrowing", steps)
+            .evidence("zones", zones.iter().cloned().collect::<Vec<_>>())
+            .hint("relax or fix that requirement (for example arm64 needs Graviton families such as t4g, m7g, c7g; t3 is x86 only)")
+            .fix(format!("kubectl get nodepool {} -o jsonpath='{{.spec.template.spec.requirements}}'", pool.name()))
+            .fix("aws ec2 describe-instance-type-offerings --location-type availability-zone --region ${AWS_REGION} --filters Name=instance-type,Values=<type>".to_string()),
+        );
+    }
+    Ok(findings)
+}
+
+/// Zones of the EC2NodeClass's resolved subnets.
+fn subnet_zones(nc: &Ec2NodeClass) -> BTreeSet<String> {
+    nc.status
+        .rest
+        .get("subnets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("zone").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// `kubernetes.io/arch` values of the resolved AMIs (empty when not resolved: no filter).
+fn ami_arches(nc: &Ec2NodeClass) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for ami in nc
+        .status
+        .rest
+        .get("amis")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for r in ami
+            .get("requirements")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if r.get("key").and_then(Value::as_str) == Some("kubernetes.io/arch")
+                && r.get("operator").and_then(Value::as_str) == Some("In")
+            {
+                out.extend(
+                    r.get("values")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string),
+                );
+            }
+        }
+    }
+    out
+}
