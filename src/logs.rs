@@ -104,13 +104,15 @@ pub static PATTERNS: &[Pattern] = &[
         summary: "pricing:GetProducts is denied; Karpenter uses its built-in prices",
         owners: &["KD9001"],
         benign: true,
-        any: &["pricing"],
+        // On-demand prices only: a denied DescribeSpotPriceHistory is a real gap (spot
+        // ordering degrades) and stays an error of KD1009.
+        any: &["getproducts", "on-demand pricing"],
         also: DENIED,
     },
     Pattern {
         id: "credentials",
         summary: "the controller cannot get AWS credentials",
-        owners: &["KD2001", "KD2002", "KD2003", "KD2004", "KD2006"],
+        owners: &["KD2001", "KD2002", "KD2003", "KD2004", "KD2005", "KD2006"],
         benign: false,
         any: &[
             "webidentityerr",
@@ -141,7 +143,7 @@ pub static PATTERNS: &[Pattern] = &[
     Pattern {
         id: "cluster-endpoint",
         summary: "the controller cannot discover the cluster endpoint (eks:DescribeCluster)",
-        owners: &["KD2101", "KD1004"],
+        owners: &["KD2102", "KD2101", "KD1004"],
         benign: false,
         any: &[
             "failed detecting cluster endpoint",
@@ -167,7 +169,7 @@ pub static PATTERNS: &[Pattern] = &[
     Pattern {
         id: "zonal-shift",
         summary: "zonal shift is enabled but the cluster or the policy is not set up for it",
-        owners: &["KD2101"],
+        owners: &["KD2102", "KD2101"],
         benign: false,
         any: &["zonal shift", "zonalshift", "arc-zonal-shift"],
         also: &[],
@@ -262,6 +264,7 @@ pub static PATTERNS: &[Pattern] = &[
             "incompatible with nodepool",
             "no instance type met",
             "exceed limits for nodepool",
+            "node limits have been exhausted",
         ],
         also: &[],
     },

@@ -33,11 +33,14 @@ pub fn label_values(it: &InstanceType, zones: &BTreeSet<String>, key: &str) -> O
         "kubernetes.io/os" => Some(vec!["linux".to_string(), "windows".to_string()]),
         "node.kubernetes.io/instance-type" => one(name.to_string()),
         "topology.kubernetes.io/zone" => Some(zones.iter().cloned().collect()),
+        // `reserved` depends on the account's capacity reservations, which are not read:
+        // any type may have one, so a requirement for it never empties the set.
         "karpenter.sh/capacity-type" => Some(
             it.usage_classes
                 .iter()
                 .filter(|u| matches!(u.as_str(), "on-demand" | "spot"))
                 .cloned()
+                .chain(std::iter::once("reserved".to_string()))
                 .collect(),
         ),
         "karpenter.k8s.aws/instance-family" => one(family.to_string()),

@@ -193,3 +193,127 @@ fn percent_encode(text: &str) -> String {
         })
         .collect()
 }
+
+// ---- issue 5: quantities, requirement narrowing, controller logs, events --------------------
+
+use karpdoctor::events::{Events, MAX_KEPT};
+use karpdoctor::facts::{InstanceType, InstanceTypeOffering};
+use karpdoctor::model::Requirement;
+use karpdoctor::quantity::Quantity;
+use karpdoctor::requirements::narrow;
+
+const SUFFIXES: &[&str] = &["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti"];
+
+fn quantity_text() -> impl Strategy<Value = (u64, usize, String)> {
+    (0u64..1_000_000, 0..SUFFIXES.len()).prop_map(|(n, s)| (n, s, format!("{n}{}", SUFFIXES[s])))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Any text parses or is refused; never a panic, whatever the bytes.
+    #[test]
+    fn quantity_parse_never_panics(text in "\\PC{0,40}") {
+        let _ = Quantity::parse(&text);
+    }
+
+    /// Exact arithmetic: a sum of parsed quantities equals the parse of the summed numbers
+    /// with the same suffix, and percentages stay within bounds.
+    #[test]
+    fn quantity_sums_are_exact(items in prop::collection::vec(quantity_text(), 1..20), suffix in 0..SUFFIXES.len()) {
+        let texts: Vec<String> = items.iter().map(|(n, _, _)| format!("{n}{}", SUFFIXES[suffix])).collect();
+        let total: u64 = items.iter().map(|(n, _, _)| *n).sum();
+        let sum = texts.iter().map(|t| Quantity::parse(t).unwrap()).try_fold(Quantity::ZERO, |a, q| a.checked_add(q)).unwrap();
+        prop_assert_eq!(sum, Quantity::parse(&format!("{total}{}", SUFFIXES[suffix])).unwrap());
+        let limit = Quantity::parse(&format!("{}{}", total.max(1), SUFFIXES[suffix])).unwrap();
+        let percent = sum.percent_of(limit).unwrap();
+        prop_assert!((0..=100).contains(&percent));
+    }
+
+    /// Binary and decimal spellings of the same amount agree.
+    #[test]
+    fn quantity_units_agree(n in 0u64..1_000_000) {
+        prop_assert_eq!(Quantity::parse(&format!("{n}Ki")), Quantity::parse(&(n * 1024).to_string()));
+        prop_assert_eq!(Quantity::parse(&format!("{n}")), Quantity::parse(&format!("{n}000m")));
+    }
+
+    /// Narrowing only ever removes instance types, step after step, and what survives meets
+    /// every requirement on a well-known label.
+    #[test]
+    fn narrowing_is_monotonic(
+        reqs in prop::collection::vec((0..4usize, 0..6usize, prop::collection::vec("[a-z0-9]{1,4}", 0..3)), 0..5),
+        zones in prop::collection::btree_set(prop_oneof![Just("us-west-2a".to_string()), Just("us-west-2b".to_string()), Just("us-west-2c".to_string())], 0..3),
+    ) {
+        let keys = ["kubernetes.io/arch", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-cpu", "example.com/team"];
+        let ops = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
+        let requirements: Vec<Requirement> = reqs
+            .into_iter()
+            .map(|(k, o, values)| Requirement { key: keys[k].to_string(), operator: ops[o].to_string(), values, min_values: None })
+            .collect();
+        let types: Vec<InstanceType> = ["m5.large", "m6g.xlarge", "t3.large", "t4g.2xlarge", "c7g.large"]
+            .iter()
+            .map(|n| InstanceType {
+                instance_type: n.to_string(),
+                architectures: vec![if n.contains('g') { "arm64" } else { "x86_64" }.to_string()],
+                vcpus: 2,
+                memory_mib: 8192,
+                usage_classes: vec!["on-demand".to_string()],
+                ..InstanceType::default()
+            })
+            .collect();
+        let offerings: Vec<InstanceTypeOffering> = types
+            .iter()
+            .map(|t| InstanceTypeOffering { instance_type: t.instance_type.clone(), zone: "us-west-2a".to_string() })
+            .collect();
+        let n = narrow(&types, &offerings, &zones, &requirements, &Default::default());
+        prop_assert_eq!(n.steps.len(), requirements.len() + 1);
+        prop_assert!(n.steps.windows(2).all(|w| w[1].left <= w[0].left));
+        prop_assert!(n.survivors.len() <= n.steps.last().unwrap().left);
+        if let Some(first) = n.emptied_by() {
+            prop_assert_eq!(first.left, 0);
+            prop_assert!(n.survivors.is_empty());
+        }
+    }
+
+    /// Controller logs of any shape (JSON, half-written JSON, binary, huge lines) group
+    /// without panicking, and every group counts at least one line.
+    #[test]
+    fn log_grouping_survives_anything(lines in prop::collection::vec(prop_oneof![
+        "\\PC{0,200}",
+        "\\{\"level\":\"(ERROR|error|INFO)\",\"message\":\"\\PC{0,60}\"(,\"error\":\"\\PC{0,60}\")?\\}",
+        "panic: \\PC{0,80}",
+        "\\{\"level\":",
+    ], 0..40)) {
+        let text = lines.join("\n");
+        let groups = karpdoctor::logs::group_errors([text.as_str()]);
+        let errors = text.lines().filter_map(karpdoctor::logs::parse).filter(|e| e.is_error()).count();
+        prop_assert_eq!(groups.iter().map(|g| g.count).sum::<usize>(), errors);
+        prop_assert!(groups.iter().all(|g| g.count >= 1 && g.example.chars().count() <= 401));
+    }
+
+    /// Events with absurd counts, times and shapes: at most MAX_KEPT kept, newest first,
+    /// counts at least one, no duplicate uids.
+    #[test]
+    fn events_are_tamed(raw in prop::collection::vec((
+        prop::option::of("[a-c]{1,2}"),
+        any::<i64>(),
+        prop_oneof![Just("2026-11-23T09:00:00Z".to_string()), Just("2026-11-23T10:00:00Z".to_string()), "\\PC{0,20}"],
+        any::<bool>(),
+    ), 0..300)) {
+        let values: Vec<serde_json::Value> = raw
+            .iter()
+            .map(|(uid, count, time, newer)| if *newer {
+                serde_json::json!({"apiVersion":"events.k8s.io/v1","metadata":{"uid":uid},"regarding":{"kind":"NodeClaim","name":"a"},"reason":"R","note":"n","deprecatedCount":count,"eventTime":time})
+            } else {
+                serde_json::json!({"apiVersion":"v1","metadata":{"uid":uid},"involvedObject":{"kind":"NodeClaim","name":"a"},"reason":"R","message":"m","count":count,"lastTimestamp":time})
+            })
+            .collect();
+        let events = Events::from(values);
+        prop_assert!(events.0.len() <= MAX_KEPT);
+        prop_assert!(events.0.iter().all(|e| e.count >= 1));
+        prop_assert!(events.0.windows(2).all(|w| w[0].last_seen >= w[1].last_seen));
+        let uids: Vec<&str> = events.0.iter().map(|e| e.uid.as_str()).filter(|u| !u.is_empty()).collect();
+        let unique: std::collections::BTreeSet<&str> = uids.iter().copied().collect();
+        prop_assert_eq!(uids.len(), unique.len());
+    }
+}

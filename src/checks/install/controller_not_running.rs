@@ -37,7 +37,7 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
             .evidence("searched", place)
             .hint("install Karpenter with its Helm chart, or pass --namespace where it runs")
             .fix(format!(
-                "helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --namespace {ns} --set settings.clusterName=${{CLUSTER_NAME}} --wait"
+                "helm upgrade --install karpenter oci://public.ecr.aws/karpenter/karpenter --version ${{KARPENTER_VERSION}} --namespace {ns} --create-namespace --set settings.clusterName=${{CLUSTER_NAME}} --wait"
             )),
         ]);
     };
@@ -132,7 +132,8 @@ async fn explain_crash(cx: &CheckCx, pod: &Pod, container: &str, f: Finding) -> 
     let Some(first) = groups
         .iter()
         .find(|g| g.pattern.is_some_and(|p| !p.benign))
-        .or(groups.first())
+        // Else the most frequent unknown error; benign noise explains no crash.
+        .or_else(|| groups.iter().find(|g| g.pattern.is_none()))
     else {
         return f.evidence(
             "previousLog",

@@ -22,11 +22,7 @@ async fn controller_settings_mismatch(cx: &CheckCx) -> CheckResult {
     let c = super::controller(cx).await?;
     let d = c.deployment();
     let (ns, name) = (d.namespace(), d.name());
-    let helm = |set: &str| {
-        format!(
-            "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --namespace {ns} --reuse-values {set}"
-        )
-    };
+    let helm = |set: &str| c.helm_upgrade(set);
     let object = d.object();
     let configured = d.env("CLUSTER_NAME").filter(|n| !n.is_empty());
     // The cluster the user pointed karpdoctor at, independent of the controller's settings.

@@ -32,7 +32,6 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
         return Ok(Vec::new());
     }
     let ns = c.deployment().namespace().to_string();
-    let labels: BTreeMap<String, String> = pending[0].metadata.labels.clone().unwrap_or_default();
     // Fargate is judged only when the cluster can be named; without it the scheduler's own
     // message is still the finding.
     let profiles = match cluster(cx).await {
@@ -44,30 +43,40 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
         ) => None,
         Err(e) => return Err(e),
     };
-    let fargate_gap = profiles
+    // Profiles that could host the controller; the cluster uses Fargate when it has any.
+    let active: Vec<&FargateProfile> = profiles
         .as_deref()
-        .filter(|p| !p.is_empty())
-        .and_then(|profiles| {
-            let matching = profiles
-                .iter()
-                .filter(|p| p.status.is_empty() || p.status == "ACTIVE")
-                .any(|p| p.selectors.iter().any(|s| selects(s, &ns, &labels)));
-            (!matching).then_some(profiles)
-        });
+        .into_iter()
+        .flatten()
+        .filter(|p| p.status.is_empty() || p.status == "ACTIVE")
+        .collect();
     let mut findings = Vec::new();
     for pod in pending {
         let (reason, message) = unscheduled(pod).unwrap_or_default();
+        let labels: BTreeMap<String, String> = pod.metadata.labels.clone().unwrap_or_default();
+        let fargate_gap = (!active.is_empty()
+            && !active
+                .iter()
+                .any(|p| p.selectors.iter().any(|s| selects(s, &ns, &labels))))
+        .then_some(&active);
+        let said = if message.is_empty() {
+            "no node accepted it".to_string()
+        } else {
+            message.clone()
+        };
         let mut f = Finding::new(
             object_ref("Pod", &pod.metadata),
-            match &fargate_gap {
-                Some(_) => format!("is Pending: the cluster runs pods on Fargate, but no Fargate profile selects namespace {ns} with these labels, and no node accepts the pod"),
-                None => format!("is Pending: {}", if message.is_empty() { "no node accepted it".to_string() } else { message.clone() }),
+            match fargate_gap {
+                // The scheduler's words stay first: the controller may be meant for a node
+                // group, and then the missing profile is only one way out.
+                Some(_) => format!("is Pending ({said}); the cluster runs pods on Fargate but no Fargate profile selects namespace {ns} with these labels"),
+                None => format!("is Pending: {said}"),
             },
         )
         .evidence("reason", reason)
         .evidence("schedulerMessage", message.clone());
-        if let Some(profiles) = &fargate_gap {
-            let shown: Vec<String> = profiles.iter().map(describe_profile).collect();
+        if let Some(profiles) = fargate_gap {
+            let shown: Vec<String> = profiles.iter().map(|p| describe_profile(p)).collect();
             let role = profiles
                 .iter()
                 .map(|p| p.pod_execution_role_arn.as_str())

@@ -57,6 +57,12 @@ async fn karpenter_version_unsupported(cx: &CheckCx) -> CheckResult {
         return Ok(Vec::new());
     }
     let ns = c.deployment().namespace().to_string();
+    // Charts before 0.35 were published with a `v` prefix.
+    let chart = if minimum < Version(0, 35, 0) {
+        format!("v{minimum}")
+    } else {
+        minimum.to_string()
+    };
     Ok(vec![
         Finding::new(
             c.deployment().object(),
@@ -66,8 +72,8 @@ async fn karpenter_version_unsupported(cx: &CheckCx) -> CheckResult {
         .evidence("kubernetesVersion", kube.git_version.clone())
         .evidence("minimumKarpenter", minimum.to_string())
         .hint("upgrade Karpenter (CRDs first) before or right after the control plane; follow the upgrade guide for each minor release in between")
-        .fix(format!("helm upgrade --install karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd --version {minimum} --namespace {ns}"))
-        .fix(format!("helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version {minimum} --namespace {ns} --reuse-values")),
+        .fix(format!("helm upgrade --install karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd --version {chart} --namespace {ns}"))
+        .fix(format!("helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version {chart} --namespace {ns} --reuse-values")),
     ])
 }
 

@@ -39,6 +39,20 @@ impl Controller {
             .and_then(Version::parse)
     }
 
+    /// `helm upgrade` of the installed release with one setting changed, pinned to the
+    /// running version: without `--version` Helm would also upgrade Karpenter.
+    pub fn helm_upgrade(&self, set: &str) -> String {
+        let d = self.deployment();
+        let version = self
+            .version()
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "${KARPENTER_VERSION}".to_string());
+        format!(
+            "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version {version} --namespace {} --reuse-values {set}",
+            d.namespace()
+        )
+    }
+
     /// The name of the controller container in its pods.
     pub fn container(&self) -> String {
         self.deployment()

@@ -45,7 +45,7 @@ async fn handling_disabled(cx: &CheckCx) -> CheckResult {
     )
     .evidence("spotNodePools", spot)
     .hint("create the queue and rules (the getting-started CloudFormation template does) and set settings.interruptionQueue to the queue name")
-    .fix("helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --namespace ${KARPENTER_NAMESPACE} --reuse-values --set settings.interruptionQueue=${CLUSTER_NAME}");
+    .fix(super::set_queue_command(cx, "${CLUSTER_NAME}").await?);
     // Say up front when the organization would not allow the setup (training and sandbox
     // accounts often deny sqs:CreateQueue): then on-demand is the honest advice. This is
     // extra evidence; the finding stands without it.

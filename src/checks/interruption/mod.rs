@@ -18,3 +18,10 @@ pub async fn configured_queue(cx: &CheckCx) -> Result<Option<String>, FactError>
         .filter(|q| !q.is_empty())
         .map(str::to_string))
 }
+
+/// The `helm upgrade` that sets the interruption queue, pinned to the running release.
+pub async fn set_queue_command(cx: &CheckCx, queue: &str) -> Result<String, FactError> {
+    Ok(controller(cx)
+        .await?
+        .helm_upgrade(&format!("--set settings.interruptionQueue={queue}")))
+}

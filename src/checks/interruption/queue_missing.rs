@@ -28,7 +28,7 @@ async fn queue_missing(cx: &CheckCx) -> CheckResult {
         return Ok(Vec::new());
     };
     let object = format!("SQS queue {queue}");
-    let helm = "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --namespace ${KARPENTER_NAMESPACE} --reuse-values --set settings.interruptionQueue=";
+
     if queue.contains("://") || queue.starts_with("arn:") {
         let name = queue
             .rsplit(['/', ':'])
@@ -39,7 +39,7 @@ async fn queue_missing(cx: &CheckCx) -> CheckResult {
             Finding::new(object, format!("INTERRUPTION_QUEUE is {queue:?}, a URL or ARN: the controller looks the queue up by name, so it never finds it"))
                 .evidence("INTERRUPTION_QUEUE", queue.clone())
                 .hint("set settings.interruptionQueue to the queue's name only")
-                .fix(format!("{helm}{name}")),
+                .fix(super::set_queue_command(cx, &name).await?),
         ]);
     }
     let cluster = cluster(cx).await?;
@@ -70,7 +70,7 @@ async fn queue_missing(cx: &CheckCx) -> CheckResult {
         f = match candidates.first() {
             Some(c) => f
                 .hint(format!("point the setting at the existing queue {c}, or create {queue} with its EventBridge rules"))
-                .fix(format!("{helm}{c}")),
+                .fix(super::set_queue_command(cx, c).await?),
             None => f
                 .hint("create the queue and its EventBridge rules (the getting-started CloudFormation template does both), or clear the setting")
                 .fix(format!("aws sqs create-queue --queue-name {queue} --attributes MessageRetentionPeriod=300,SqsManagedSseEnabled=true")),

@@ -13,7 +13,7 @@ declare_check! {
     pub static INTERRUPTION_RULES_MISSING = {
         code: "KD7002",
         slug: "interruption-rules-missing",
-        title: "EventBridge delivers interruption events to the queue",
+        title: "interruption events reach the queue through enabled EventBridge rules",
         category: Interruption,
         severity: Error,
         needs: [ControllerDeployments, Pods, SqsQueue, EventRules, KmsKey],

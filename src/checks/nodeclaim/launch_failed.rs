@@ -10,7 +10,7 @@ declare_check! {
     pub static NODECLAIM_LAUNCH_FAILED = {
         code: "KD6001",
         slug: "nodeclaim-launch-failed",
-        title: "NodeClaims launch their instances",
+        title: "every NodeClaim launches its instance",
         category: Nodeclaim,
         severity: Error,
         needs: [NodeClaims, Events],

@@ -59,7 +59,7 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
         }
     };
     let reason = match reason {
-        "LaunchFailed" | "" => by_message().unwrap_or(reason),
+        "LaunchFailed" | "FailedLaunch" | "" => by_message().unwrap_or(reason),
         r => r,
     };
     match reason {
