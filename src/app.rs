@@ -283,7 +283,17 @@ pub async fn execute(
     };
     // A replay judges time-dependent facts (a condition stuck for minutes) as of the
     // recording, so it concludes the same on any later day.
-    let mut recorded_at = None;
+    let mut recorded_at = match &target_args.now {
+        Some(now) => match now.parse::<jiff::Timestamp>() {
+            Ok(_) => Some(now.clone()),
+            Err(e) => {
+                return Err(Error::Usage {
+                    message: format!("--now {now:?} is not an RFC 3339 time: {e}"),
+                });
+            }
+        },
+        None => None,
+    };
     let (backend, hints, mode) = match source {
         Source::Demo => {
             let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?;

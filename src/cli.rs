@@ -154,6 +154,11 @@ pub struct TargetArgs {
     /// Judge a recorded bundle offline instead of the live APIs
     #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub replay: Option<PathBuf>,
+    /// Judge ages (conditions stuck for minutes) as of this RFC 3339 time instead of now.
+    /// For reproducing a recorded moment against live endpoints (tests, demos); a replay
+    /// always uses its bundle's recording time.
+    #[arg(long, value_name = "TIME", env = "KARPDOCTOR_NOW", hide = true)]
+    pub now: Option<String>,
     /// Set by `pre-install`, not a flag of its own.
     #[arg(skip)]
     pub pre_install: bool,

@@ -42,11 +42,16 @@ pub struct FetchStat {
 tokio::task_local! {
     /// The check whose task is running, so fact reads can be attributed to it.
     pub static CURRENT_CHECK: &'static str;
+    /// Set inside [`Context::enrich`]: the reads only add evidence to a verdict already
+    /// reached from other facts.
+    static ENRICHING: bool;
 }
 
 pub struct Context {
     backend: Backend,
     reads: Mutex<BTreeMap<&'static str, std::collections::BTreeSet<FactKey>>>,
+    /// Reads made inside [`Context::enrich`], per check.
+    enrichments: Mutex<BTreeMap<&'static str, std::collections::BTreeSet<FactKey>>>,
     cells: Mutex<HashMap<FactKey, Cell>>,
     recorded: Option<Mutex<BTreeMap<FactKey, Result<Value, FactError>>>>,
     stats: Mutex<BTreeMap<FactKey, FetchStat>>,
@@ -62,6 +67,7 @@ impl Context {
             backend,
             cells: Mutex::new(HashMap::new()),
             reads: Mutex::new(BTreeMap::new()),
+            enrichments: Mutex::new(BTreeMap::new()),
             recorded: record.then(|| Mutex::new(BTreeMap::new())),
             stats: Mutex::new(BTreeMap::new()),
             hints,
@@ -104,17 +110,36 @@ impl Context {
             .unwrap_or_default()
     }
 
-    /// The fact kinds each check read in this run (checks are identified by code).
+    /// The fact kinds each check read in this run, for its verdict or as evidence (checks
+    /// are identified by code).
     pub fn reads(&self) -> BTreeMap<&'static str, std::collections::BTreeSet<FactKind>> {
-        lock(&self.reads)
-            .iter()
-            .map(|(code, keys)| (*code, keys.iter().map(FactKey::kind).collect()))
-            .collect()
+        let mut out: BTreeMap<&'static str, std::collections::BTreeSet<FactKind>> = BTreeMap::new();
+        for map in [&self.reads, &self.enrichments] {
+            for (code, keys) in lock(map).iter() {
+                out.entry(*code)
+                    .or_default()
+                    .extend(keys.iter().map(FactKey::kind));
+            }
+        }
+        out
     }
 
-    /// The fact keys each check read in this run (checks are identified by code).
+    /// The fact keys each check's verdict depends on (reads inside [`Context::enrich`] are
+    /// not among them).
     pub fn read_keys(&self) -> BTreeMap<&'static str, std::collections::BTreeSet<FactKey>> {
         lock(&self.reads).clone()
+    }
+
+    /// The fact keys each check read only to add evidence.
+    pub fn enrichment_keys(&self) -> BTreeMap<&'static str, std::collections::BTreeSet<FactKey>> {
+        lock(&self.enrichments).clone()
+    }
+
+    /// Runs `f`, whose fact reads only add evidence to a verdict reached from other facts:
+    /// the crash loop is a crash loop whether or not its log can be read. Such reads must
+    /// not decide the verdict; a check reports their failure in the evidence instead.
+    pub async fn enrich<F: std::future::Future>(&self, f: F) -> F::Output {
+        ENRICHING.scope(true, f).await
     }
 
     /// Fetch statistics per fact key.
@@ -129,10 +154,12 @@ impl Context {
         T: DeserializeOwned + Send + Sync + 'static,
     {
         if let Ok(code) = CURRENT_CHECK.try_with(|c| *c) {
-            lock(&self.reads)
-                .entry(code)
-                .or_default()
-                .insert(key.clone());
+            let map = if ENRICHING.try_with(|e| *e).unwrap_or(false) {
+                &self.enrichments
+            } else {
+                &self.reads
+            };
+            lock(map).entry(code).or_default().insert(key.clone());
         }
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
         let shared = cell

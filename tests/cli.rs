@@ -515,3 +515,9 @@ fn reference_policy_prints_a_filled_in_policy_and_rejects_bad_input() {
         "0.37.7",
     );
 }
+
+#[test]
+fn a_bad_now_is_one_line_exit_2() {
+    let o = karpdoctor(&["--replay", &fixture("healthy"), "--now", "yesterday"]);
+    assert_one_line_failure(&o, "RFC 3339");
+}

@@ -70,6 +70,7 @@ async fn every_fact_fails_every_way_and_only_its_readers_notice() {
             .await
             .unwrap();
         let readers = baseline.context.read_keys();
+        let enrichers = baseline.context.enrichment_keys();
         for (index, entry) in bundle.facts.iter().enumerate() {
             for (kind, fault) in faults() {
                 combinations += 1;
@@ -131,13 +132,40 @@ async fn every_fact_fails_every_way_and_only_its_readers_notice() {
                             assert!(check.missing_permission.is_some(), "{label}");
                         }
                     } else if b.1 != Status::Skip || a.1 != Status::Skip {
+                        // A check that read the fact only as evidence keeps its verdict and
+                        // says in the evidence what it could not read.
+                        let enriched = enrichers
+                            .get(b.0.as_str())
+                            .is_some_and(|keys| keys.contains(&entry.fact));
+                        if enriched {
+                            assert_eq!(
+                                a.1, b.1,
+                                "{label}: {} read it only as evidence but its verdict changed",
+                                a.0
+                            );
+                        }
+                        if enriched && a.1 == Status::Fail {
+                            let check = out.report.checks.iter().find(|c| c.code == a.0).unwrap();
+                            assert!(
+                                check
+                                    .findings
+                                    .iter()
+                                    .any(|f| f.evidence.values().any(|v| v
+                                        .as_str()
+                                        .is_some_and(|s| s.contains("could not")))),
+                                "{label}: {} lost evidence without saying so",
+                                a.0
+                            );
+                        }
                         // Checks that never read it judge exactly as before (findings compared by
                         // object and message; fix commands may name fewer run details).
-                        assert_eq!(
-                            a, b,
-                            "{label}: {} did not read the broken fact but changed",
-                            a.0
-                        );
+                        if !enriched {
+                            assert_eq!(
+                                a, b,
+                                "{label}: {} did not read the broken fact but changed",
+                                a.0
+                            );
+                        }
                     }
                 }
                 let expected_exit = if out

@@ -609,7 +609,15 @@ fn resource(
     } else {
         format!("{plural}.{group}")
     };
-    if c.forbidden.contains(&key) {
+    // A forbidden subresource (`pods/log`) is refused while its parent stays readable.
+    let sub_key = sub.map(|s| {
+        (
+            group.to_string(),
+            version.to_string(),
+            format!("{plural}/{s}"),
+        )
+    });
+    if c.forbidden.contains(&key) || sub_key.is_some_and(|k| c.forbidden.contains(&k)) {
         return status(
             StatusCode::FORBIDDEN,
             "Forbidden",

@@ -496,6 +496,11 @@ def _cluster_init(self, *args, **kwargs):
     issuer = (getattr(self, "tags", None) or {}).get("karpmoto:oidc-issuer")
     if issuer:
         self.identity = {"oidc": {"issuer": issuer}}
+    # Likewise `karpmoto:endpoint` pins the API server endpoint (controller settings are
+    # compared with it).
+    endpoint = (getattr(self, "tags", None) or {}).get("karpmoto:endpoint")
+    if endpoint:
+        self.endpoint = endpoint
 
 
 def create_cluster(self):

@@ -74,6 +74,9 @@ impl Drop for Emulator {
     }
 }
 
+/// The `recordedAt` of every fixture bundle.
+pub const FIXTURE_TIME: &str = "2026-11-23T10:00:00Z";
+
 /// The AWS account every fixture bundle is recorded in.
 pub const FIXTURE_ACCOUNT: &str = "111122223333";
 
@@ -135,6 +138,9 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         if let Some(issuer) = v["oidcIssuer"].as_str() {
             // The emulator pins the recorded issuer instead of drawing a random one.
             create = create.tags("karpmoto:oidc-issuer", issuer);
+        }
+        if let Some(endpoint) = v["endpoint"].as_str() {
+            create = create.tags("karpmoto:endpoint", endpoint);
         }
         create
             .name(v["name"].as_str().unwrap())
@@ -741,6 +747,8 @@ pub fn karpdoctor(args: &[&str], env: &[(&str, &str)]) -> Output {
 pub fn live_env<'a>(kubeconfig: &'a str, aws_url: &'a str) -> Vec<(&'a str, &'a str)> {
     vec![
         ("KUBECONFIG", kubeconfig),
+        // Every fixture is recorded at this moment; a live run judges ages as of it too.
+        ("KARPDOCTOR_NOW", FIXTURE_TIME),
         ("AWS_ENDPOINT_URL", aws_url),
         ("AWS_ACCESS_KEY_ID", "testing"),
         ("AWS_SECRET_ACCESS_KEY", "testing"),

@@ -118,7 +118,7 @@ fn crash_looping_container(pod: &Pod) -> Option<&ContainerStatus> {
 async fn explain_crash(cx: &CheckCx, pod: &Pod, container: &str, f: Finding) -> Finding {
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     let name = pod.metadata.name.as_deref().unwrap_or_default();
-    let log = match cx.pod_logs(ns, name, container, true).await {
+    let log = match cx.enrich(cx.pod_logs(ns, name, container, true)).await {
         Ok(log) => log,
         Err(e) => return f.evidence("previousLog", format!("could not be read: {e}")),
     };

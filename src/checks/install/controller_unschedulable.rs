@@ -34,14 +34,16 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
     let ns = c.deployment().namespace().to_string();
     // Fargate is judged only when the cluster can be named; without it the scheduler's own
     // message is still the finding.
-    let profiles = match cluster(cx).await {
-        Ok(cl) => Some(cx.fargate_profiles(&cl.name).await?),
-        Err(
-            FactError::Forbidden { .. }
-            | FactError::NotFound { .. }
-            | FactError::NotInstalled { .. },
-        ) => None,
-        Err(e) => return Err(e),
+    // The profiles explain the Pending pods; the scheduler's verdict stands without them.
+    let profiles = cx
+        .enrich(async {
+            let cl = cluster(cx).await?;
+            cx.fargate_profiles(&cl.name).await
+        })
+        .await;
+    let (profiles, fargate_error) = match profiles {
+        Ok(p) => (Some(p), None),
+        Err(e) => (None, Some(format!("could not be read: {e}"))),
     };
     // Profiles that could host the controller; the cluster uses Fargate when it has any.
     let active: Vec<&FargateProfile> = profiles
@@ -75,6 +77,9 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
         )
         .evidence("reason", reason)
         .evidence("schedulerMessage", message.clone());
+        if let Some(e) = &fargate_error {
+            f = f.evidence("fargateProfiles", e.clone());
+        }
         if let Some(profiles) = fargate_gap {
             let shown: Vec<String> = profiles.iter().map(|p| describe_profile(p)).collect();
             let role = profiles

@@ -49,7 +49,7 @@ async fn handling_disabled(cx: &CheckCx) -> CheckResult {
     // Say up front when the organization would not allow the setup (training and sandbox
     // accounts often deny sqs:CreateQueue): then on-demand is the honest advice. This is
     // extra evidence; the finding stands without it.
-    match blocked_by_scp(cx).await {
+    match cx.enrich(blocked_by_scp(cx)).await {
         Ok(blocked) if !blocked.is_empty() => {
             f = f
                 .evidence("blockedBySCP", blocked.clone())
