@@ -96,3 +96,72 @@ async fn hostile_strings_are_sanitised_bounded_and_kept_escaped_in_json() {
         "JSON keeps the exact string, escaped"
     );
 }
+
+/// Karpenter objects as a broken cluster may hold them: quantities that are not quantities,
+/// huge requirement lists, requirements with unknown operators. Each gets a finding or an
+/// `unknown`, never a panic, and the run completes.
+#[tokio::test]
+async fn malformed_karpenter_objects_get_findings_not_panics() {
+    let mut bundle = Bundle::read(&support::fixture_bundle("nodepool-limits-reached")).unwrap();
+    for entry in bundle.facts.iter_mut() {
+        let FactOutcome::Value(value) = &mut entry.outcome else {
+            continue;
+        };
+        match &entry.fact {
+            FactKey::NodePools => {
+                let pool = &mut value[0];
+                pool["spec"]["limits"]["cpu"] = json!("lots");
+                pool["spec"]["limits"]["memory"] = json!("9".repeat(400) + "Ei");
+                let weird = json!({"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["1e999"]});
+                let requirements = pool["spec"]["template"]["spec"]["requirements"]
+                    .as_array_mut()
+                    .unwrap();
+                requirements.extend(std::iter::repeat_n(weird, 20_000));
+                requirements.push(
+                    json!({"key": "kubernetes.io/arch", "operator": "Sometimes", "values": []}),
+                );
+            }
+            FactKey::NodeClaims => {
+                value[0]["status"]["capacity"]["cpu"] = json!("16 cores");
+                value[1]["status"]["capacity"]["memory"] = json!(-1);
+            }
+            _ => {}
+        }
+    }
+    let out = app::run_bundle(bundle, &ReportArgs::default(), false)
+        .await
+        .unwrap();
+    let kd4002 = out
+        .report
+        .checks
+        .iter()
+        .find(|c| c.code == "KD4002")
+        .unwrap();
+    let messages: Vec<&str> = kd4002.findings.iter().map(|f| f.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("spec.limits.cpu is \"lots\"")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("spec.limits.memory")),
+        "an overflowing limit is not a quantity either: {messages:?}"
+    );
+    // KD4003 evaluated twenty thousand requirements and an unknown operator without panicking.
+    let kd4003 = out
+        .report
+        .checks
+        .iter()
+        .find(|c| c.code == "KD4003")
+        .unwrap();
+    assert!(
+        !kd4003
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("internal error"),
+        "{:?}",
+        kd4003.reason
+    );
+}

@@ -44,6 +44,9 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
         let status_resources = pool.status.rest.get("resources");
         for (resource, limit) in &pool.spec.limits {
             let Some(limit) = quantity(limit) else {
+                // The API validates quantities, so this object was written around it (or by
+                // an older, laxer CRD): say so rather than pass it.
+                findings.push(malformed(pool, format!("spec.limits.{resource} is {limit}, which is not a Kubernetes quantity: karpdoctor cannot tell how close the NodePool is to it")));
                 continue;
             };
             let used = if resource == "nodes" {
@@ -54,7 +57,13 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
                     .and_then(|r| r.get(resource))
                     .and_then(quantity)
             } else {
-                sum(mine.iter().filter_map(|s| s.get("capacity")?.get(resource)))
+                match sum(mine.iter().filter_map(|s| s.get("capacity")?.get(resource))) {
+                    Some(total) => Some(total),
+                    None => {
+                        findings.push(malformed(pool, format!("a NodeClaim's capacity for {resource} is not a Kubernetes quantity (or the sum overflows): usage against the limit cannot be computed")));
+                        continue;
+                    }
+                }
             };
             let Some(used) = used else { continue };
             let Some(percent) = used.percent_of(limit) else {
@@ -82,6 +91,14 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
         }
     }
     Ok(findings)
+}
+
+/// A value karpdoctor cannot read in place of a quantity: a warning, never a silent pass.
+fn malformed(pool: &crate::model::NodePool, message: String) -> Finding {
+    Finding::new(pool.object(), message)
+        .severity(Severity::Warning)
+        .hint("inspect the object: a value the API should have rejected points at a hand-edited or migrated object")
+        .fix(format!("kubectl get nodepool {} -o yaml", pool.name()))
 }
 
 fn quantity(v: &Value) -> Option<Quantity> {
