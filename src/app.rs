@@ -17,13 +17,15 @@ use crate::cli::{
     PermissionsOutput, PreInstallArgs, ReferencePolicyArgs, ReportArgs, TargetArgs,
 };
 use crate::context::Context;
-use crate::engine::{self, RunOptions};
+use crate::engine::{self, Outcome, RunOptions};
 use crate::error::Error;
 use crate::facts::{FactError, FactKind};
 use crate::guard::ApiLog;
 use crate::model::ControllerDeployment;
 use crate::registry::{self, Selector};
-use crate::report::{self, EXIT_OK, EXIT_TROUBLE, FactStat, Report, Stats};
+use crate::report::{
+    self, CheckTime, CriticalPathStat, EXIT_OK, EXIT_TROUBLE, FactStat, Report, Stats,
+};
 use crate::target::{Hints, Target};
 
 /// The recorded broken cluster behind `karpdoctor demo`.
@@ -376,22 +378,36 @@ pub async fn execute(
                 .any(|op| matches!(op, crate::facts::ApiOp::Kube { .. }))
         })
     });
-    let (target, notes) = within(
-        deadline,
-        args.timeout,
-        "connecting to the Kubernetes API server",
-        resolve_target(&ctx, needs_aws, needs_kube),
-    )
-    .await??;
+    // Kubernetes facts that need no parameter start now; AWS ones once the region is known.
+    engine::prefetch(&ctx, checks, |svc| svc == "kubernetes");
+    // Target resolution and the permission self-check both start from the controller
+    // Deployment, then go their own ways (AWS identity and cluster; access reviews).
+    let (resolved, denied) = tokio::join!(
+        within(
+            deadline,
+            args.timeout,
+            "connecting to the Kubernetes API server",
+            Box::pin(crate::context::chained(resolve_target(
+                &ctx, checks, needs_aws, needs_kube
+            ))),
+        ),
+        within(
+            deadline,
+            args.timeout,
+            "checking karpdoctor's own permissions",
+            Box::pin(crate::context::chained(async {
+                let namespace = if needs_kube {
+                    karpenter_namespace(&ctx).await
+                } else {
+                    None
+                };
+                self_check(&ctx, checks, namespace.as_deref()).await
+            })),
+        ),
+    );
+    let (target, notes) = resolved??;
+    let denied = denied?;
     ctx.set_target(target.clone());
-
-    let denied = within(
-        deadline,
-        args.timeout,
-        "checking karpdoctor's own permissions",
-        self_check(&ctx, checks, &target),
-    )
-    .await?;
 
     let progress = progress_bar(checks.len(), args);
     let on_done = progress.clone().map(|bar| {
@@ -418,7 +434,7 @@ pub async fn execute(
     let mut report = Report::new(mode, target, &outcomes, started);
     report.errors = notes;
     if args.verbose > 0 {
-        report.stats = Some(stats(&ctx, &log, clock.elapsed()));
+        report.stats = Some(stats(&ctx, &log, clock.elapsed(), &outcomes));
     }
     Ok(RunOutput {
         report,
@@ -433,13 +449,13 @@ pub async fn execute(
 async fn self_check(
     ctx: &Context,
     checks: &[&'static CheckInfo],
-    target: &Target,
+    karpenter_namespace: Option<&str>,
 ) -> std::collections::BTreeMap<FactKind, String> {
     let mut reviews = Vec::new();
     for kind in needed_kinds(checks) {
         let namespace = match kind {
-            FactKind::Pods | FactKind::PodLogs => match &target.karpenter_namespace {
-                Some(ns) => Some(ns.clone()),
+            FactKind::Pods | FactKind::PodLogs => match karpenter_namespace {
+                Some(ns) => Some(ns.to_string()),
                 // No controller found: nothing will list its pods.
                 None => continue,
             },
@@ -482,6 +498,19 @@ async fn self_check(
         }
     }
     denied
+}
+
+/// Where the controller runs: `--namespace`, or the controller Deployment's namespace.
+async fn karpenter_namespace(ctx: &Context) -> Option<String> {
+    if let Some(ns) = &ctx.hints().namespace {
+        return Some(ns.clone());
+    }
+    let (deployments, i) = ctx.controller().await.ok().flatten()?;
+    Some(
+        ControllerDeployment::new(&deployments[i])
+            .namespace()
+            .to_string(),
+    )
 }
 
 /// The target of a run that needs no Kubernetes API (`pre-install`): the cluster and region
@@ -552,14 +581,17 @@ async fn within<T>(
 /// the API server is unreachable, or AWS is needed and unusable. Everything else is a note
 /// and leaves the checks that depend on it `unknown`.
 async fn resolve_target(
-    ctx: &Context,
+    ctx: &Arc<Context>,
+    checks: &[&'static CheckInfo],
     needs_aws: bool,
     needs_kube: bool,
 ) -> Result<(Target, Vec<String>), Error> {
     let mut notes = Vec::new();
     let hints = ctx.hints().clone();
     if !needs_kube {
-        return resolve_aws_target(ctx, &hints, notes).await;
+        let resolved = resolve_aws_target(ctx, &hints, notes).await;
+        engine::prefetch(ctx, checks, |svc| svc != "kubernetes");
+        return resolved;
     }
     let kube_version = match ctx.kube_version().await {
         Ok(v) => Some(v),
@@ -626,7 +658,20 @@ async fn resolve_target(
         }
         return Ok((target, notes));
     }
-    match ctx.caller_identity().await {
+    // The region is known: AWS facts that need no parameter can start.
+    engine::prefetch(ctx, checks, |svc| svc != "kubernetes");
+    // Who karpdoctor is and whether the cluster exists do not depend on each other.
+    let cluster_of_run = match (&cluster, &region) {
+        (Some(c), Some(_)) if needs_aws => Some(c.clone()),
+        _ => None,
+    };
+    let (identity, found) = tokio::join!(ctx.caller_identity(), async {
+        match &cluster_of_run {
+            Some(c) => Some(ctx.eks_cluster(c).await),
+            None => None,
+        }
+    });
+    match identity {
         Ok(id) => {
             target.account = Some(id.account.clone());
             target.aws_identity = Some(id.arn.clone());
@@ -638,8 +683,8 @@ async fn resolve_target(
         // AWS find out for themselves (bounded by --check-timeout) and say so; the others judge.
         Err(e) => notes.push(format!("AWS identity: {e}")),
     }
-    if needs_aws && let (Some(cluster), Some(region)) = (&cluster, &region) {
-        match ctx.eks_cluster(cluster).await {
+    if let (Some(found), Some(cluster), Some(region)) = (found, &cluster, &region) {
+        match found {
             Ok(found) if found.is_none() => {
                 return Err(Error::ClusterNotFound {
                     cluster: cluster.clone(),
@@ -653,7 +698,16 @@ async fn resolve_target(
     Ok((target, notes))
 }
 
-fn stats(ctx: &Context, log: &ApiLog, wall: Duration) -> Stats {
+fn stats(ctx: &Context, log: &ApiLog, wall: Duration, outcomes: &[Outcome]) -> Stats {
+    let path = ctx.critical_path();
+    let mut checks: Vec<CheckTime> = outcomes
+        .iter()
+        .map(|o| CheckTime {
+            code: o.info.code.to_string(),
+            duration_ms: o.duration.as_millis() as u64,
+        })
+        .collect();
+    checks.sort_by(|a, b| b.duration_ms.cmp(&a.duration_ms).then(a.code.cmp(&b.code)));
     Stats {
         wall_ms: wall.as_millis() as u64,
         api_calls: log.calls_per_service(),
@@ -666,8 +720,19 @@ fn stats(ctx: &Context, log: &ApiLog, wall: Duration) -> Stats {
                 fetches: s.fetches,
                 duration_ms: s.duration.as_millis() as u64,
                 error: s.error,
+                started_ms: s.started.as_millis() as u64,
+                calls: s.calls,
+                rounds: s.rounds,
+                after: s.after.map(|k| k.to_string()),
+                requested_by: s.requested_by.map(str::to_string),
             })
             .collect(),
+        critical_path: Some(CriticalPathStat {
+            rounds: path.rounds,
+            elapsed_ms: path.elapsed.as_millis() as u64,
+            facts: path.facts.iter().map(ToString::to_string).collect(),
+        }),
+        checks,
     }
 }
 

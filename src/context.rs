@@ -30,13 +30,37 @@ use crate::target::{Hints, Target};
 type Shared = Arc<dyn Any + Send + Sync>;
 type Cell = Arc<OnceCell<Result<Shared, FactError>>>;
 
-/// Per-fact bookkeeping: how often the backend was asked (must stay at one) and how long
-/// the fetch took.
+/// Per-fact bookkeeping: how often the backend was asked (must stay at one), when and for how
+/// long, the requests it took, and which fact the requester had waited for just before asking
+/// (the edge the critical path follows).
 #[derive(Clone, Debug, Default)]
 pub struct FetchStat {
     pub fetches: u32,
     pub duration: Duration,
     pub error: Option<String>,
+    /// Since the context was created.
+    pub started: Duration,
+    pub finished: Duration,
+    /// API requests the fetch sent, and the rounds among them that waited for each other.
+    pub calls: u32,
+    pub rounds: u32,
+    /// The fact the requesting task read last before asking for this one: this fetch could not
+    /// start earlier than that one finished. `None` for facts asked for with nothing before.
+    pub after: Option<FactKey>,
+    /// The check that asked first (`None`: prefetch, or the run's own target resolution).
+    pub requested_by: Option<&'static str>,
+}
+
+/// The longest chain of fetches that each waited for the one before: the least time any run
+/// could take with the same dependencies, given the latency of one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CriticalPath {
+    /// Rounds of requests along the chain (each a full round trip).
+    pub rounds: u32,
+    /// From the start of the first fetch to the end of the last.
+    pub elapsed: Duration,
+    /// The facts, first to last.
+    pub facts: Vec<FactKey>,
 }
 
 tokio::task_local! {
@@ -45,6 +69,17 @@ tokio::task_local! {
     /// Set inside [`Context::enrich`]: the reads only add evidence to a verdict already
     /// reached from other facts.
     static ENRICHING: bool;
+    /// The facts one logical task (a check, or the run's target resolution) has read so far,
+    /// in order: what a new fetch in that task had to wait for.
+    static CHAIN: Arc<Mutex<Vec<FactKey>>>;
+}
+
+/// Runs `f` as one chain of reads for the critical-path statistics: each fact asked for
+/// inside it is taken to depend on the last fact read inside it before.
+pub fn chained<F: std::future::Future>(
+    f: F,
+) -> tokio::task::futures::TaskLocalFuture<Arc<Mutex<Vec<FactKey>>>, F> {
+    CHAIN.scope(Arc::new(Mutex::new(Vec::new())), f)
 }
 
 pub struct Context {
@@ -58,6 +93,8 @@ pub struct Context {
     hints: Hints,
     target: Mutex<Target>,
     now: jiff::Timestamp,
+    /// When the context was created: fetch start and end times are offsets from it.
+    epoch: Instant,
 }
 
 impl Context {
@@ -73,6 +110,7 @@ impl Context {
             hints,
             target: Mutex::new(Target::default()),
             now: jiff::Timestamp::now(),
+            epoch: Instant::now(),
         }
     }
 
@@ -162,15 +200,27 @@ impl Context {
             lock(map).entry(code).or_default().insert(key.clone());
         }
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
-        let shared = cell
+        let result = cell
             .get_or_init(|| async {
-                let started = Instant::now();
-                let raw = self.backend.fetch(&key).await;
+                let after = self.waited_on();
+                let started = self.epoch.elapsed();
+                let calls = Arc::new(crate::guard::FetchCalls::default());
+                let raw = crate::guard::FETCH
+                    .scope(Arc::clone(&calls), self.backend.fetch(&key))
+                    .await;
                 {
+                    let finished = self.epoch.elapsed();
+                    let (requests, rounds) = calls.counts();
                     let mut stats = lock(&self.stats);
                     let stat = stats.entry(key.clone()).or_default();
                     stat.fetches += 1;
-                    stat.duration = started.elapsed();
+                    stat.duration = finished.saturating_sub(started);
+                    stat.started = started;
+                    stat.finished = finished;
+                    stat.calls = requests;
+                    stat.rounds = rounds;
+                    stat.after = after;
+                    stat.requested_by = CURRENT_CHECK.try_with(|c| *c).ok();
                     stat.error = raw.as_ref().err().map(|e| e.kind_name().to_string());
                 }
                 if let Some(rec) = &self.recorded {
@@ -184,10 +234,30 @@ impl Context {
                 Ok(Arc::new(typed) as Shared)
             })
             .await
-            .clone()?;
+            .clone();
+        let _ = CHAIN.try_with(|chain| lock(chain).push(key.clone()));
+        let shared = result?;
         shared.downcast::<T>().map_err(|_| FactError::Malformed {
             message: format!("{key}: read with two different types (karpdoctor bug)"),
         })
+    }
+
+    /// Of the facts the current task has read, the one that finished last: a fetch asked for
+    /// now could not have started before it.
+    fn waited_on(&self) -> Option<FactKey> {
+        let chain = CHAIN.try_with(|c| lock(c).clone()).ok()?;
+        let stats = lock(&self.stats);
+        chain
+            .into_iter()
+            .filter_map(|k| stats.get(&k).map(|s| (s.finished, k)))
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, k)| k)
+    }
+
+    /// The run's critical path: of all chains of fetches linked by [`FetchStat::after`], the
+    /// one with the most rounds of requests (the latest-finishing one among equals).
+    pub fn critical_path(&self) -> CriticalPath {
+        critical_path(&lock(&self.stats))
     }
 
     /// Fetches a fact without decoding it (prefetching ahead of the checks that need it).
@@ -774,4 +844,111 @@ fn pick_controller(deployments: &[Deployment]) -> Option<usize> {
 /// are only ever inserted into, so they stay consistent.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// See [`Context::critical_path`]. Separate for unit tests over hand-built statistics.
+pub fn critical_path(stats: &BTreeMap<FactKey, FetchStat>) -> CriticalPath {
+    // Rounds from the start of each fact's chain to its end; the `after` links form a forest
+    // (a fact is always asked for after the one it follows finished), walked with a memo.
+    let mut depth: HashMap<&FactKey, u32> = HashMap::new();
+    for key in stats.keys() {
+        let mut path = Vec::new();
+        let mut at = Some(key);
+        while let Some(k) = at {
+            if depth.contains_key(k) || path.contains(&k) {
+                break;
+            }
+            path.push(k);
+            at = stats.get(k).and_then(|s| s.after.as_ref());
+        }
+        let mut below = at.and_then(|k| depth.get(k)).copied().unwrap_or(0);
+        for k in path.into_iter().rev() {
+            below += stats.get(k).map_or(0, |s| s.rounds);
+            depth.insert(k, below);
+        }
+    }
+    let Some(last) = stats
+        .iter()
+        .max_by_key(|(k, s)| (depth.get(k).copied().unwrap_or(0), s.finished))
+        .map(|(k, _)| k)
+    else {
+        return CriticalPath::default();
+    };
+    let mut facts = vec![last.clone()];
+    let mut at = stats.get(last).and_then(|s| s.after.as_ref());
+    while let Some(k) = at {
+        if facts.contains(k) {
+            break;
+        }
+        facts.push(k.clone());
+        at = stats.get(k).and_then(|s| s.after.as_ref());
+    }
+    facts.reverse();
+    let first = facts.first().and_then(|k| stats.get(k)).map(|s| s.started);
+    let end = stats.get(last).map(|s| s.finished);
+    CriticalPath {
+        rounds: depth.get(last).copied().unwrap_or(0),
+        elapsed: match (first, end) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => Duration::ZERO,
+        },
+        facts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(started: u64, finished: u64, rounds: u32, after: Option<FactKey>) -> FetchStat {
+        FetchStat {
+            fetches: 1,
+            started: Duration::from_millis(started),
+            finished: Duration::from_millis(finished),
+            duration: Duration::from_millis(finished - started),
+            calls: rounds,
+            rounds,
+            after,
+            ..FetchStat::default()
+        }
+    }
+
+    fn role(name: &str) -> FactKey {
+        FactKey::IamRole {
+            name: name.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_critical_path_follows_the_deepest_chain_not_the_slowest_fact() {
+        let deployments = FactKey::ControllerDeployments { namespace: None };
+        let sa = FactKey::ServiceAccount {
+            namespace: "karpenter".into(),
+            name: "karpenter".into(),
+        };
+        let mut stats = BTreeMap::new();
+        stats.insert(deployments.clone(), stat(0, 50, 1, None));
+        stats.insert(sa.clone(), stat(50, 100, 1, Some(deployments.clone())));
+        stats.insert(role("controller"), stat(100, 150, 1, Some(sa.clone())));
+        // Slow but shallower: two pages of one list (each page waits for the one before),
+        // finished last.
+        stats.insert(FactKey::NodeClaims, stat(0, 400, 2, None));
+        // A fact whose chain is as deep as another's is broken by the later finish.
+        stats.insert(role("node"), stat(60, 120, 2, Some(deployments.clone())));
+        let path = critical_path(&stats);
+        assert_eq!(path.rounds, 3);
+        assert_eq!(path.facts, vec![deployments, sa, role("controller")]);
+        assert_eq!(path.elapsed, Duration::from_millis(150));
+    }
+
+    #[test]
+    fn replays_have_no_rounds_and_cycles_do_not_hang() {
+        let mut stats = BTreeMap::new();
+        stats.insert(role("a"), stat(0, 1, 0, Some(role("b"))));
+        stats.insert(role("b"), stat(1, 2, 0, Some(role("a"))));
+        let path = critical_path(&stats);
+        assert_eq!(path.rounds, 0);
+        assert!(path.facts.len() <= 2);
+        assert_eq!(critical_path(&BTreeMap::new()), CriticalPath::default());
+    }
 }

@@ -60,7 +60,7 @@ pub async fn run(
     checks: &[&'static CheckInfo],
     options: &RunOptions,
 ) -> Vec<Outcome> {
-    prefetch(&ctx, checks);
+    prefetch(&ctx, checks, |_| true);
     let tasks = checks.iter().map(|&info| {
         let ctx = Arc::clone(&ctx);
         let budget = options
@@ -92,9 +92,11 @@ pub async fn run(
             }
             let handle = tokio::spawn(async move {
                 let cx = CheckCx { ctx, info };
-                crate::context::CURRENT_CHECK
-                    .scope(info.code, tokio::time::timeout(budget, (info.run)(&cx)))
-                    .await
+                crate::context::chained(
+                    crate::context::CURRENT_CHECK
+                        .scope(info.code, tokio::time::timeout(budget, (info.run)(&cx))),
+                )
+                .await
             });
             // Abort on drop so a timed-out check cannot keep fetching after the run is over.
             let abort = handle.abort_handle();
@@ -135,12 +137,15 @@ pub async fn run(
     join_all(tasks).await
 }
 
-/// Starts fetching the parameterless facts the selected checks declare, so that checks which
-/// read several facts one after another find them already in flight.
-fn prefetch(ctx: &Arc<Context>, checks: &[&'static CheckInfo]) {
+/// Starts fetching the parameterless facts the selected checks declare whose service passes
+/// `service` (`kubernetes`, `iam`, `ec2`, …), so that checks which read several facts one
+/// after another find them already in flight. Calling it again for a fact already asked for
+/// fetches nothing more: the context fetches each fact once.
+pub fn prefetch(ctx: &Arc<Context>, checks: &[&'static CheckInfo], service: impl Fn(&str) -> bool) {
     let mut kinds: Vec<FactKind> = checks
         .iter()
         .flat_map(|c| c.needs.iter().copied())
+        .filter(|k| service(k.service()))
         .collect();
     kinds.sort();
     kinds.dedup();

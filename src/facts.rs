@@ -394,6 +394,15 @@ impl FactKind {
         }
     }
 
+    /// The service this kind's requests go to: `kubernetes`, or the IAM prefix of the AWS
+    /// service (`iam`, `ec2`, …) of its first operation.
+    pub fn service(self) -> &'static str {
+        match self.operations().first() {
+            Some(ApiOp::Aws { service, .. }) => service,
+            _ => "kubernetes",
+        }
+    }
+
     /// The key of this kind when it takes no parameters (such facts can be prefetched).
     pub fn parameterless_key(self) -> Option<FactKey> {
         match self {

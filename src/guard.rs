@@ -51,6 +51,58 @@ impl ApiLog {
     }
 }
 
+/// The requests one fact fetch issued: how many, and in how many rounds (a round starts when
+/// a request is sent while none of the fetch's other requests is in flight). A paginated list
+/// is one round per page; a batch of concurrent describes is one round. Rounds, not requests,
+/// are what latency multiplies, so they measure the fetch's share of the critical path.
+#[derive(Debug, Default)]
+pub struct FetchCalls {
+    state: Mutex<CallState>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct CallState {
+    calls: u32,
+    rounds: u32,
+    in_flight: u32,
+}
+
+impl FetchCalls {
+    fn begin(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.in_flight == 0 {
+            s.rounds += 1;
+        }
+        s.calls += 1;
+        s.in_flight += 1;
+    }
+
+    fn end(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.in_flight = s.in_flight.saturating_sub(1);
+    }
+
+    /// `(requests, rounds)` so far.
+    pub fn counts(&self) -> (u32, u32) {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        (s.calls, s.rounds)
+    }
+}
+
+tokio::task_local! {
+    /// The fact fetch the current task is running, so the guard can attribute requests to it.
+    /// Both SDKs run the guard in the task that awaits the request.
+    pub static FETCH: Arc<FetchCalls>;
+}
+
+fn request_started() {
+    let _ = FETCH.try_with(|f| f.begin());
+}
+
+fn request_finished() {
+    let _ = FETCH.try_with(|f| f.end());
+}
+
 /// The one object karpdoctor may write: its `--history` ConfigMap, `(namespace, name)`.
 static HISTORY: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
 
@@ -250,7 +302,41 @@ impl Intercept for AwsGuard {
         };
         let op = check_aws(meta.service(), meta.name())?;
         self.log.record(&op);
+        request_started();
         Ok(())
+    }
+
+    // Runs once per operation, after the last retry, whether it succeeded or not.
+    fn read_after_execution(
+        &self,
+        _context: &aws_smithy_runtime_api::client::interceptors::context::FinalizerInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        request_finished();
+        Ok(())
+    }
+}
+
+/// Marks a Kubernetes request in flight from when it is sent until its response (or error)
+/// arrives, for [`FetchCalls`]. Created when the request passes the guard, in the caller's task.
+pub struct InFlight(Option<Arc<FetchCalls>>);
+
+impl InFlight {
+    pub fn start() -> Self {
+        let fetch = FETCH.try_with(Arc::clone).ok();
+        if let Some(f) = &fetch {
+            f.begin();
+        }
+        InFlight(fetch)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(f) = &self.0 {
+            f.end();
+        }
     }
 }
 

@@ -60,8 +60,20 @@ struct AwsClients {
 /// hide latency, few enough to stay clear of the services' throttling.
 const FAN_OUT: usize = 8;
 
+/// Facts fetched at once per service. IAM throttles early (simulations are batched, one call
+/// per fact, never one per action) so it gets fewer; the API server serves lists cheaply.
+/// Fan-out inside one fact adds at most [`FAN_OUT`] more requests per permit.
+fn service_limit(service: &str) -> usize {
+    match service {
+        "kubernetes" => 16,
+        "iam" => 6,
+        _ => 8,
+    }
+}
+
 pub struct Live {
     kube: Option<kube::Client>,
+    limits: Mutex<std::collections::HashMap<&'static str, std::sync::Arc<tokio::sync::Semaphore>>>,
     pub kube_target: KubeTarget,
     options: LiveOptions,
     region: Mutex<Option<String>>,
@@ -94,6 +106,7 @@ impl Live {
             kube,
             kube_target,
             region: Mutex::new(options.region.clone()),
+            limits: Mutex::default(),
             options,
             aws: OnceCell::new(),
             log,
@@ -202,7 +215,21 @@ impl Live {
             .await
     }
 
+    /// Fetches one fact, within its service's concurrency limit.
     pub async fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
+        let service = key.kind().service();
+        let limit = {
+            let mut limits = self.limits.lock().unwrap_or_else(|p| p.into_inner());
+            std::sync::Arc::clone(limits.entry(service).or_insert_with(|| {
+                std::sync::Arc::new(tokio::sync::Semaphore::new(service_limit(service)))
+            }))
+        };
+        // The semaphore is never closed, so acquiring cannot fail; fetch unbounded if it did.
+        let _permit = limit.acquire_owned().await.ok();
+        self.fetch_unbounded(key).await
+    }
+
+    async fn fetch_unbounded(&self, key: &FactKey) -> Result<Value, FactError> {
         match key {
             FactKey::KubeVersion => {
                 let info = self
@@ -847,27 +874,28 @@ impl Live {
                 }
             }
             FactKey::Events { kind, namespace } => {
-                let core = self
-                    .list_bounded(
+                // Both APIs at once: the newer one repeats the same events for reporters that
+                // use it (series, notes); duplicates are folded by uid when the fact is read.
+                let core_selector = format!("involvedObject.kind={kind}");
+                let newer_selector = format!("regarding.kind={kind}");
+                let (core, newer) = tokio::join!(
+                    self.list_bounded(
                         &EVENTS,
                         namespace.as_deref(),
                         None,
-                        Some(&format!("involvedObject.kind={kind}")),
+                        Some(&core_selector),
                         MAX_EVENTS,
-                    )
-                    .await?;
-                // The same events again through the newer API, which some reporters use
-                // (series, notes); duplicates are folded by uid when the fact is read.
-                let newer = match self
-                    .list_bounded(
+                    ),
+                    self.list_bounded(
                         &EVENTS_V1,
                         namespace.as_deref(),
                         None,
-                        Some(&format!("regarding.kind={kind}")),
+                        Some(&newer_selector),
                         MAX_EVENTS,
                     )
-                    .await
-                {
+                );
+                let core = core?;
+                let newer = match newer {
                     Ok(items) => items,
                     Err(FactError::NotInstalled { .. }) => Vec::new(),
                     Err(e) => return Err(e),
@@ -950,6 +978,9 @@ impl Live {
                     .await?
                     .ec2
                     .describe_instance_types()
+                    // The largest page EC2 allows: each page waits for the one before, and this
+                    // list is the longest chain of requests in a run.
+                    .max_results(100)
                     .into_paginator()
                     .send();
                 let mut out = Vec::new();
@@ -977,6 +1008,7 @@ impl Live {
                     .ec2
                     .describe_instance_type_offerings()
                     .location_type(aws_sdk_ec2::types::LocationType::AvailabilityZone)
+                    .max_results(1000)
                     .into_paginator()
                     .send();
                 let mut out = Vec::new();
@@ -1189,10 +1221,20 @@ impl Live {
 /// A `kube::Client` whose every request passes the read-only guard first.
 pub fn guarded_kube_client(config: kube::Config, log: ApiLog) -> Result<kube::Client, Error> {
     let filter = tower::filter::FilterLayer::new(crate::guard::kube_filter(log));
+    // Inside the guard, so only requests that pass it are counted for their fact.
+    let in_flight = tower::util::MapFutureLayer::new(|response| {
+        let mark = crate::guard::InFlight::start();
+        async move {
+            let out = response.await;
+            drop(mark);
+            out
+        }
+    });
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(|e| Error::Kubeconfig {
             reason: e.to_string(),
         })?
+        .with_layer(&in_flight)
         .with_layer(&filter)
         .build())
 }

@@ -82,6 +82,30 @@ pub struct Stats {
     pub operations: BTreeMap<String, u64>,
     /// Facts read, and how many times each was fetched (always 1).
     pub facts: Vec<FactStat>,
+    /// The longest chain of fetches that each waited for the one before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<CriticalPathStat>,
+    /// Checks by duration, slowest first.
+    #[serde(default)]
+    pub checks: Vec<CheckTime>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CriticalPathStat {
+    /// Rounds of API requests along the chain: the run cannot be faster than this many round
+    /// trips.
+    pub rounds: u32,
+    pub elapsed_ms: u64,
+    /// The facts along the chain, first to last.
+    pub facts: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckTime {
+    pub code: String,
+    pub duration_ms: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -92,6 +116,20 @@ pub struct FactStat {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Since the run's facts started to be read.
+    #[serde(default)]
+    pub started_ms: u64,
+    /// API requests sent for this fact, and the rounds among them that waited for each other.
+    #[serde(default)]
+    pub calls: u32,
+    #[serde(default)]
+    pub rounds: u32,
+    /// The fact read just before this one was asked for, by the same check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// The check that asked first; absent for prefetches and target resolution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_by: Option<String>,
 }
 
 /// How a run ends, independent of the output format.

@@ -153,13 +153,40 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
                 calls.join(", ")
             }
         );
+        if let Some(path) = &stats.critical_path {
+            let chain: Vec<String> = path.facts.iter().map(|f| one_line(f)).collect();
+            let _ = writeln!(
+                out,
+                "  critical path: {} round{} of requests, {} ms: {}",
+                path.rounds,
+                if path.rounds == 1 { "" } else { "s" },
+                path.elapsed_ms,
+                if chain.is_empty() {
+                    "none".to_string()
+                } else {
+                    chain.join(" → ")
+                }
+            );
+        }
+        let slowest: Vec<String> = stats
+            .checks
+            .iter()
+            .take(5)
+            .map(|c| format!("{} {} ms", c.code, c.duration_ms))
+            .collect();
+        if !slowest.is_empty() {
+            let _ = writeln!(out, "  slowest checks: {}", slowest.join(", "));
+        }
         for f in &stats.facts {
             let _ = writeln!(
                 out,
-                "  fact {}: fetched {}× in {} ms{}",
+                "  fact {}: fetched {}× at +{} ms in {} ms, {} request{}{}",
                 one_line(&f.fact),
                 f.fetches,
+                f.started_ms,
                 f.duration_ms,
+                f.calls,
+                if f.calls == 1 { "" } else { "s" },
                 f.error
                     .as_deref()
                     .map(|e| format!(" ({e})"))

@@ -9,6 +9,9 @@
 //! it is told: no defaulting, admission, watch or resourceVersion semantics. Writes get 405,
 //! which a test of a read-only client should never see.
 
+pub mod proxy;
+pub mod scale;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::Path;

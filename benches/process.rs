@@ -1,0 +1,435 @@
+//! Whole-process benchmarks of the built binary: start-up, large replays, latency through a
+//! proxy that adds a round trip to every request, and the same diagnosis by hand.
+//!
+//! `cargo bench --bench process` (or `bash scripts/bench`) measures and prints a Markdown
+//! table; README's Performance section quotes it. Under `cargo test` (CI, a debug build) it
+//! only runs each measurement once, small, to show the harness still works: the figures of a
+//! debug build on a busy machine mean nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark harness: a panic is a failure
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use karpdoctor_testkit::proxy::LatencyProxy;
+use karpdoctor_testkit::scale::{self, Size};
+use karpdoctor_testkit::{Cluster, TestServer};
+use support::*;
+
+/// The scenario of the latency and manual-triage comparisons: nodes launch and never join
+/// because the node role is missing from aws-auth (KD5001, KD6002), with the controller on
+/// Fargate, IRSA, an interruption queue and a CONFIG_MAP cluster, so every service is asked.
+const SCENARIO: &str = "node-role-missing-from-aws-auth";
+const LATENCY: Duration = Duration::from_millis(50);
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        if full {
+            benchmark().await
+        } else {
+            smoke().await
+        }
+    });
+}
+
+/// What `cargo test` runs: one small pass through each harness, with assertions that hold on
+/// any machine (a run cannot beat its own critical path; a healthy cluster stays healthy).
+async fn smoke() {
+    let dir = scratch("bench-smoke");
+    let (wall, cpu, rss, code) = replay_scaled(&dir, 1);
+    assert_eq!(code, 0, "the grown healthy bundle must stay healthy");
+    assert!(wall > Duration::ZERO && cpu > Duration::ZERO && rss > 0);
+
+    let delay = Duration::from_millis(5);
+    let live = LiveSetup::start(delay).await;
+    let run = live.karpdoctor();
+    assert_eq!(run.code, live.expected_code, "exit code through the proxy");
+    assert!(run.rounds > 0, "a live run has a critical path");
+    assert!(
+        run.wall >= delay * run.rounds,
+        "{:?} is faster than {} rounds of {delay:?}",
+        run.wall,
+        run.rounds
+    );
+    println!("process benchmark harness works (run `cargo bench --bench process` to measure)");
+}
+
+/// `KARPDOCTOR_BENCH=startup,scale,latency,manual` runs only those parts (default: all).
+fn part(name: &str) -> bool {
+    std::env::var("KARPDOCTOR_BENCH")
+        .map(|v| v.split(',').any(|p| p.trim() == name))
+        .unwrap_or(true)
+}
+
+async fn benchmark() {
+    let dir = scratch("bench-process");
+    let exe = env!("CARGO_BIN_EXE_karpdoctor");
+    println!("## karpdoctor whole-process benchmarks\n");
+    println!("machine: {}\n", machine());
+
+    // 1. Start-up and size.
+    if part("startup") {
+        startup(exe);
+    }
+    if part("scale") {
+        scale(&dir);
+    }
+    if part("latency") || part("manual") {
+        latency().await;
+    }
+}
+
+fn startup(exe: &str) {
+    let version = median(
+        (0..21)
+            .map(|_| timed(|| karpdoctor(&["--version"], &[])))
+            .collect(),
+    );
+    let list = median(
+        (0..21)
+            .map(|_| timed(|| karpdoctor(&["list"], &[])))
+            .collect(),
+    );
+    let size = std::fs::metadata(exe).map(|m| m.len()).unwrap_or(0);
+    println!("### Start-up (median of 21)\n");
+    println!("| command | wall |\n|---|---|");
+    println!("| `karpdoctor --version` | {} |", ms(version));
+    println!("| `karpdoctor list` | {} |", ms(list));
+    println!("\nbinary: {:.1} MiB ({exe})\n", size as f64 / 1048576.0);
+}
+
+fn scale(dir: &Path) {
+    // 2. Scale: whole-process replays of grown bundles (parse, judge, render).
+    println!("### Scale: `karpdoctor --replay` of grown healthy bundles (median of 3)\n");
+    println!("| size | NodeClaims | events | subnets + SGs | bundle | wall | CPU | peak RSS |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for factor in [1, 4, 16] {
+        let runs: Vec<_> = (0..3).map(|_| replay_scaled(dir, factor)).collect();
+        assert!(runs.iter().all(|r| r.3 == 0), "{factor}×: not healthy");
+        let s = Size::of(factor);
+        let bundle = std::fs::metadata(dir.join(format!("scale-{factor}.json")))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        println!(
+            "| {factor}× | {} | {} | {} | {:.0} MB | {} | {} | {:.0} MB |",
+            s.nodeclaims,
+            s.events,
+            s.subnets + s.security_groups,
+            bundle as f64 / 1e6,
+            ms(median(runs.iter().map(|r| r.0).collect())),
+            ms(median(runs.iter().map(|r| r.1).collect())),
+            median(runs.iter().map(|r| Duration::from_millis(r.2)).collect()).as_millis() as f64
+                / 1000.0,
+        );
+    }
+}
+
+async fn latency() {
+    // 3. Latency: every request through a proxy adding 50 ms.
+    let live = LiveSetup::start(LATENCY).await;
+    let runs: Vec<LiveRun> = (0..7).map(|_| live.karpdoctor()).collect();
+    assert!(runs.iter().all(|r| r.code == live.expected_code));
+    let wall = median(runs.iter().map(|r| r.wall).collect());
+    let rounds = runs.iter().map(|r| r.rounds).max().unwrap_or(0);
+    let bound = LATENCY * rounds;
+    let fast = LiveSetup::start(Duration::ZERO).await;
+    let unproxied = median((0..7).map(|_| fast.karpdoctor().wall).collect());
+    drop(fast);
+    println!("\n### Latency: `{SCENARIO}` live, +50 ms per request (median of 7)\n");
+    println!("| | value |\n|---|---|");
+    println!("| wall time, +50 ms per request | {} |", ms(wall));
+    println!("| wall time, no added latency | {} |", ms(unproxied));
+    println!(
+        "| API requests | {} ({}) |",
+        runs[0].calls, runs[0].per_service
+    );
+    println!(
+        "| critical path | {rounds} rounds: {} |",
+        runs[0].path.join(" → ")
+    );
+    println!("| lower bound (rounds × 50 ms) | {} |", ms(bound));
+    println!(
+        "| ratio to the lower bound | {:.2}× (target ≤ 1.5×) |",
+        wall.as_secs_f64() / bound.as_secs_f64().max(1e-9)
+    );
+
+    // 4. The same diagnosis by hand: the troubleshooting guide's commands, one after another.
+    if !part("manual") {
+        return;
+    }
+    let manual: Vec<(Duration, usize)> = (0..3).map(|_| live.manual_triage()).collect();
+    let manual_wall = median(manual.iter().map(|m| m.0).collect());
+    println!("\n### Versus manual triage: `{SCENARIO}`, same endpoints, +50 ms (median of 3)\n");
+    println!("| | wall |\n|---|---|");
+    println!(
+        "| {} `kubectl` and `aws` commands, one after another ({} failed) | {} |",
+        MANUAL.len(),
+        manual[0].1,
+        ms(manual_wall)
+    );
+    println!("| `karpdoctor` | {} |", ms(wall));
+    println!(
+        "| ratio | {:.0}× faster (target ≥ 20×) |",
+        manual_wall.as_secs_f64() / wall.as_secs_f64().max(1e-9)
+    );
+}
+
+/// Grows `fixtures/healthy` by `factor`, replays it through the binary under `/usr/bin/time`,
+/// and returns wall time, CPU time (user + system), peak RSS in KiB and the exit code.
+fn replay_scaled(dir: &Path, factor: usize) -> (Duration, Duration, u64, i32) {
+    let path = dir.join(format!("scale-{factor}.json"));
+    if !path.exists() {
+        let base = read_json(&fixture_bundle("healthy"));
+        let grown = scale::grow(&base, factor).unwrap();
+        std::fs::write(&path, serde_json::to_vec(&grown).unwrap()).unwrap();
+    }
+    let times = dir.join("time.txt");
+    let started = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%U %S %M", "-o"])
+        .arg(&times)
+        .arg(env!("CARGO_BIN_EXE_karpdoctor"))
+        .args(["--replay"])
+        .arg(&path)
+        .args(["-o", "json", "--timeout", "10m", "--check-timeout", "10m"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("/usr/bin/time (GNU time) runs the binary");
+    let wall = started.elapsed();
+    let text = std::fs::read_to_string(&times).unwrap_or_default();
+    let fields: Vec<f64> = text
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    assert_eq!(fields.len(), 3, "GNU time output: {text:?}");
+    let code = out.status.code().unwrap_or(-1);
+    if code != 0 {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    (
+        wall,
+        Duration::from_secs_f64(fields[0] + fields[1]),
+        fields[2] as u64,
+        code,
+    )
+}
+
+/// The emulator seeded with [`SCENARIO`], the test API server serving it, and a latency proxy
+/// in front of each.
+struct LiveSetup {
+    _emulator: Emulator,
+    _server: TestServer,
+    _proxies: (LatencyProxy, LatencyProxy),
+    kubeconfig: String,
+    aws_url: String,
+    caller: Vec<(&'static str, String)>,
+    expected_code: i32,
+}
+
+struct LiveRun {
+    wall: Duration,
+    code: i32,
+    rounds: u32,
+    calls: u64,
+    per_service: String,
+    path: Vec<String>,
+}
+
+impl LiveSetup {
+    async fn start(delay: Duration) -> LiveSetup {
+        let emulator = Emulator::start();
+        let bundle = read_json(&fixture_bundle(SCENARIO));
+        seed_aws(&emulator.url, &bundle).await;
+        let caller = caller_env(&emulator.url, &bundle).await;
+        let server = TestServer::start(Cluster::from_bundle(&bundle), 0, Duration::ZERO)
+            .await
+            .unwrap();
+        let aws_addr: SocketAddr = emulator.url.trim_start_matches("http://").parse().unwrap();
+        let kube_proxy = LatencyProxy::start(server.addr, delay).await.unwrap();
+        let aws_proxy = LatencyProxy::start(aws_addr, delay).await.unwrap();
+        let path = scratch("bench-live").join(format!("kubeconfig-{}", delay.as_millis()));
+        std::fs::write(
+            &path,
+            server
+                .kubeconfig()
+                .replace(&server.url(), &kube_proxy.url()),
+        )
+        .unwrap();
+        let expected: serde_json::Value = read_json(
+            &fixture_bundle(SCENARIO)
+                .parent()
+                .unwrap()
+                .join("expect.json"),
+        );
+        LiveSetup {
+            aws_url: aws_proxy.url(),
+            _emulator: emulator,
+            _server: server,
+            _proxies: (kube_proxy, aws_proxy),
+            kubeconfig: path.display().to_string(),
+            caller,
+            expected_code: expected["exitCode"].as_i64().unwrap_or(0) as i32,
+        }
+    }
+
+    fn env(&self) -> Vec<(&str, &str)> {
+        let mut env = live_env(&self.kubeconfig, &self.aws_url);
+        env.extend(self.caller.iter().map(|(k, v)| (*k, v.as_str())));
+        env
+    }
+
+    fn karpdoctor(&self) -> LiveRun {
+        let env = self.env();
+        let started = Instant::now();
+        let out = tokio::task::block_in_place(|| {
+            karpdoctor(&["--region", "us-west-2", "-o", "json", "-v"], &env)
+        });
+        let wall = started.elapsed();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        let stats = &report["stats"];
+        let path = stats["criticalPath"]["facts"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|f| f.as_str()).map(short).collect())
+            .unwrap_or_default();
+        let per_service = stats["apiCalls"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        LiveRun {
+            wall,
+            code: out.status.code().unwrap_or(-1),
+            rounds: stats["criticalPath"]["rounds"].as_u64().unwrap_or(0) as u32,
+            calls: stats["apiCalls"]
+                .as_object()
+                .map(|m| m.values().filter_map(|v| v.as_u64()).sum())
+                .unwrap_or(0),
+            per_service,
+            path,
+        }
+    }
+
+    /// Runs [`MANUAL`] one command after another; returns the time and how many failed.
+    fn manual_triage(&self) -> (Duration, usize) {
+        let env = self.env();
+        let started = Instant::now();
+        let mut failed = 0;
+        for command in MANUAL {
+            let mut words = command.split_whitespace();
+            let program = words.next().unwrap();
+            let status = Command::new(program)
+                .args(words)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+                .env("AWS_CONFIG_FILE", "/dev/null")
+                .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+                .env("AWS_PAGER", "")
+                .envs(env.iter().copied())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+            if !status.is_ok_and(|s| s.success()) {
+                failed += 1;
+            }
+        }
+        (started.elapsed(), failed)
+    }
+}
+
+/// What a person runs today for this scenario, from Karpenter's troubleshooting guide and the
+/// install guides: the controller and its logs, the Karpenter objects and their events, the
+/// identity chain, the node role's mapping, and the EC2 resources the NodeClass selects.
+const MANUAL: &[&str] = &[
+    "kubectl get pods -n karpenter -o wide",
+    "kubectl get deployment -n karpenter karpenter -o yaml",
+    "kubectl logs -n karpenter karpenter-6d9f7c8b5d-7xk2p -c controller --tail 500",
+    "kubectl logs -n karpenter karpenter-6d9f7c8b5d-q9w4n -c controller --tail 500",
+    "kubectl get nodepools -o yaml",
+    "kubectl get ec2nodeclasses -o yaml",
+    "kubectl get nodeclaims -o yaml",
+    "kubectl get events -A --field-selector involvedObject.kind=NodeClaim",
+    "kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o yaml",
+    "kubectl get serviceaccount -n karpenter karpenter -o yaml",
+    "kubectl get configmap -n kube-system aws-auth -o yaml",
+    "kubectl get validatingwebhookconfigurations",
+    "kubectl get mutatingwebhookconfigurations",
+    "aws sts get-caller-identity",
+    "aws eks describe-cluster --name demo",
+    "aws eks list-access-entries --cluster-name demo",
+    "aws eks list-pod-identity-associations --cluster-name demo",
+    "aws iam list-open-id-connect-providers",
+    "aws iam get-role --role-name KarpenterController-demo",
+    "aws iam list-attached-role-policies --role-name KarpenterController-demo",
+    "aws iam list-role-policies --role-name KarpenterController-demo",
+    "aws iam simulate-principal-policy --policy-source-arn arn:aws:iam::111122223333:role/KarpenterController-demo --action-names ec2:CreateFleet ec2:RunInstances ec2:CreateLaunchTemplate ec2:CreateTags ec2:TerminateInstances ec2:DescribeInstances iam:PassRole iam:CreateInstanceProfile ssm:GetParameter eks:DescribeCluster pricing:GetProducts sqs:ReceiveMessage",
+    "aws iam get-role --role-name KarpenterNodeRole-demo",
+    "aws iam list-attached-role-policies --role-name KarpenterNodeRole-demo",
+    "aws iam list-instance-profiles-for-role --role-name KarpenterNodeRole-demo",
+    "aws ec2 describe-subnets --filters Name=tag:karpenter.sh/discovery,Values=demo",
+    "aws ec2 describe-security-groups --filters Name=tag:karpenter.sh/discovery,Values=demo",
+    "aws ssm get-parameter --name /aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id",
+    "aws ec2 describe-images --owners amazon --filters Name=name,Values=amazon-eks-node-al2023-x86_64-standard-1.33-*",
+    "aws sqs get-queue-url --queue-name demo",
+    "aws events list-rule-names-by-target --target-arn arn:aws:sqs:us-west-2:111122223333:demo",
+];
+
+fn timed<T>(f: impl FnOnce() -> T) -> Duration {
+    let started = Instant::now();
+    let _ = f();
+    started.elapsed()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> String {
+    if d >= Duration::from_secs(10) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// A fact key, without its longest parameters (principal and action lists).
+fn short(fact: &str) -> String {
+    match fact.split_once('{') {
+        Some((kind, _)) if fact.len() > 60 => format!("{kind}{{…}}"),
+        _ => fact.to_string(),
+    }
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} cores, {cpu}")
+}

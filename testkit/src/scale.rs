@@ -1,0 +1,311 @@
+//! Large clusters for the scale benchmark, generated from a healthy bundle so that what grows is
+//! the data, not the set of facts: at factor 1, 1,250 NodeClaims with their nodes, 12,500
+//! NodeClaim events, 250 subnets, 250 security groups, and 5 NodePools with 5 EC2NodeClasses.
+//! Everything generated is healthy: a run over it must conclude exactly what it concludes over
+//! the base bundle.
+
+use serde_json::{Value, json};
+
+/// Per unit of `factor`.
+pub const NODECLAIMS: usize = 1_250;
+pub const EVENTS: usize = 12_500;
+pub const SUBNETS: usize = 250;
+pub const SECURITY_GROUPS: usize = 250;
+pub const NODEPOOLS: usize = 5;
+
+/// What one generated bundle holds, for the benchmark's report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    pub nodeclaims: usize,
+    pub events: usize,
+    pub subnets: usize,
+    pub security_groups: usize,
+    pub nodepools: usize,
+}
+
+impl Size {
+    pub fn of(factor: usize) -> Size {
+        Size {
+            nodeclaims: NODECLAIMS * factor,
+            events: EVENTS * factor,
+            subnets: SUBNETS * factor,
+            security_groups: SECURITY_GROUPS * factor,
+            nodepools: NODEPOOLS * factor,
+        }
+    }
+}
+
+/// `base` (a bundle with one NodePool and one EC2NodeClass, as `fixtures/healthy`) grown by
+/// `factor`. Facts other than the grown ones are kept as they are.
+pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
+    let size = Size::of(factor);
+    let mut bundle = base.clone();
+    let facts = bundle
+        .get_mut("facts")
+        .and_then(Value::as_array_mut)
+        .ok_or("the base bundle has no facts")?;
+    let template = |name: &str| -> Result<Value, String> {
+        facts
+            .iter()
+            .find(|f| f["fact"] == name)
+            .and_then(|f| f["value"].as_array())
+            .and_then(|v| v.first())
+            .cloned()
+            .ok_or_else(|| format!("the base bundle has no {name}"))
+    };
+    let pool = template("nodePools")?;
+    let class = template("ec2NodeClasses")?;
+    let subnet = template("ec2Subnets")?;
+    let group = template("ec2SecurityGroups")?;
+    let zones: Vec<(String, String)> = facts
+        .iter()
+        .find(|f| f["fact"] == "ec2Subnets")
+        .and_then(|f| f["value"].as_array())
+        .map(|subnets| {
+            subnets
+                .iter()
+                .map(|s| {
+                    (
+                        s["availabilityZone"]
+                            .as_str()
+                            .unwrap_or("us-west-2a")
+                            .to_string(),
+                        s["availabilityZoneId"]
+                            .as_str()
+                            .unwrap_or("usw2-az1")
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let zone = |i: usize| {
+        zones
+            .get(i % zones.len().max(1))
+            .cloned()
+            .unwrap_or_else(|| ("us-west-2a".to_string(), "usw2-az1".to_string()))
+    };
+
+    let pools: Vec<Value> = (0..size.nodepools)
+        .map(|i| {
+            let mut p = pool.clone();
+            p["metadata"]["name"] = json!(format!("pool-{i}"));
+            p["spec"]["template"]["spec"]["nodeClassRef"]["name"] = json!(format!("class-{i}"));
+            // Room for every generated NodeClaim: a limit reached is a finding, not scale.
+            p["spec"]["limits"] = json!({"cpu": "1000000", "memory": "100000Ti"});
+            p
+        })
+        .collect();
+    let classes: Vec<Value> = (0..size.nodepools)
+        .map(|i| {
+            let mut c = class.clone();
+            c["metadata"]["name"] = json!(format!("class-{i}"));
+            c
+        })
+        .collect();
+    let subnets: Vec<Value> = (0..size.subnets)
+        .map(|i| {
+            let mut s = subnet.clone();
+            let (az, az_id) = zone(i);
+            s["subnetId"] = json!(format!("subnet-{i:08x}"));
+            s["availabilityZone"] = json!(az);
+            s["availabilityZoneId"] = json!(az_id);
+            s["cidrBlock"] = json!(format!("10.{}.{}.0/24", i / 256, i % 256));
+            s["availableIpAddressCount"] = json!(251);
+            s["tags"]["Name"] = json!(format!("scale-{i}"));
+            s
+        })
+        .collect();
+    let groups: Vec<Value> = (0..size.security_groups)
+        .map(|i| {
+            let mut g = group.clone();
+            g["groupId"] = json!(format!("sg-{i:017x}"));
+            g["groupName"] = json!(format!("scale-{i}"));
+            g
+        })
+        .collect();
+
+    let mut claims = Vec::with_capacity(size.nodeclaims);
+    let mut nodes = Vec::with_capacity(size.nodeclaims);
+    for i in 0..size.nodeclaims {
+        let pool = format!("pool-{}", i % size.nodepools.max(1));
+        let name = format!("{pool}-{i:06}");
+        let node = format!(
+            "ip-10-{}-{}-{}.us-west-2.compute.internal",
+            i / 65_536,
+            (i / 256) % 256,
+            i % 256
+        );
+        let (az, _) = zone(i);
+        let since = "2026-11-22T08:00:00Z";
+        let conditions: Vec<Value> = ["Launched", "Registered", "Initialized", "Ready"]
+            .iter()
+            .map(|t| json!({"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": since}))
+            .collect();
+        claims.push(json!({
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodeClaim",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "karpenter.sh/nodepool": pool,
+                    "karpenter.k8s.aws/ec2nodeclass": format!("class-{}", i % size.nodepools.max(1)),
+                    "node.kubernetes.io/instance-type": "m5.2xlarge",
+                    "topology.kubernetes.io/zone": az,
+                },
+            },
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": format!("class-{}", i % size.nodepools.max(1))},
+                "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+            },
+            "status": {
+                "providerID": format!("aws:///{az}/i-{i:017x}"),
+                "nodeName": node,
+                "capacity": {"cpu": "8", "memory": "32Gi", "pods": "58"},
+                "allocatable": {"cpu": "7910m", "memory": "31Gi", "pods": "58"},
+                "conditions": conditions,
+            },
+        }));
+        nodes.push(json!({
+            "fact": {"node": {"name": node}},
+            "value": {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node, "labels": {
+                    "kubernetes.io/hostname": node,
+                    "kubernetes.io/arch": "amd64",
+                    "topology.kubernetes.io/zone": az,
+                    "karpenter.sh/nodepool": pool,
+                    "karpenter.sh/initialized": "true",
+                    "karpenter.sh/registered": "true",
+                }},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            },
+        }));
+    }
+    // The routine events of a busy cluster, spread over the last day.
+    const REASONS: [(&str, &str); 5] = [
+        (
+            "Launched",
+            "Status condition transitioned, Type: Launched, Status: Unknown -> True",
+        ),
+        (
+            "Registered",
+            "Status condition transitioned, Type: Registered, Status: Unknown -> True",
+        ),
+        (
+            "Initialized",
+            "Status condition transitioned, Type: Initialized, Status: Unknown -> True",
+        ),
+        (
+            "DisruptionBlocked",
+            "Cannot disrupt NodeClaim: state node is nominated for a pending pod",
+        ),
+        ("Unconsolidatable", "Can't replace with a cheaper node"),
+    ];
+    let events: Vec<Value> = (0..size.events)
+        .map(|i| {
+            let claim = i % size.nodeclaims.max(1);
+            let pool = claim % size.nodepools.max(1);
+            let (reason, message) = REASONS[i % REASONS.len()];
+            let seconds = 86_400 - (i * 86_400 / size.events.max(1));
+            let at = format!(
+                "2026-11-23T{:02}:{:02}:{:02}Z",
+                (seconds / 3600) % 24,
+                (seconds / 60) % 60,
+                seconds % 60
+            );
+            json!({
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": format!("pool-{pool}-{claim:06}.{i:016x}"), "namespace": "default", "uid": format!("00000000-0000-4000-8000-{i:012x}")},
+                "involvedObject": {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": format!("pool-{pool}-{claim:06}")},
+                "reason": reason,
+                "message": message,
+                "type": "Normal",
+                "count": 1,
+                "firstTimestamp": at,
+                "lastTimestamp": at,
+                "source": {"component": "karpenter"},
+            })
+        })
+        .collect();
+
+    let events_key = json!({"events": {"kind": "NodeClaim", "namespace": null}});
+    for (key, value) in [
+        (json!("nodePools"), Value::Array(pools)),
+        (json!("ec2NodeClasses"), Value::Array(classes)),
+        (json!("ec2Subnets"), Value::Array(subnets)),
+        (json!("ec2SecurityGroups"), Value::Array(groups)),
+        (json!("nodeClaims"), Value::Array(claims)),
+        (events_key, Value::Array(events)),
+    ] {
+        facts.retain(|f| f["fact"] != key);
+        facts.push(json!({"fact": key, "value": value}));
+    }
+    facts.extend(nodes);
+    if let Some(d) = bundle.get_mut("description") {
+        *d = json!(format!(
+            "fixtures/healthy grown {factor}×: {} NodeClaims and nodes, {} events, {} subnets, {} security groups, {} NodePools and EC2NodeClasses",
+            size.nodeclaims, size.events, size.subnets, size.security_groups, size.nodepools
+        ));
+    }
+    Ok(bundle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Value {
+        json!({
+            "description": "base",
+            "facts": [
+                {"fact": "nodePools", "value": [{"metadata": {"name": "default"}, "spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}}]},
+                {"fact": "ec2NodeClasses", "value": [{"metadata": {"name": "default"}}]},
+                {"fact": "ec2Subnets", "value": [{"subnetId": "subnet-a", "availabilityZone": "us-west-2a", "availabilityZoneId": "usw2-az1", "tags": {}}]},
+                {"fact": "ec2SecurityGroups", "value": [{"groupId": "sg-a", "tags": {}}]},
+                {"fact": "nodeClaims", "value": []},
+                {"fact": "kubeVersion", "value": {"major": "1", "minor": "33"}},
+            ]
+        })
+    }
+
+    fn count(bundle: &Value, key: &Value) -> usize {
+        bundle["facts"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| &f["fact"] == key))
+            .and_then(|f| f["value"].as_array())
+            .map_or(0, Vec::len)
+    }
+
+    #[test]
+    fn grows_each_dimension_linearly_and_keeps_other_facts() -> Result<(), String> {
+        for factor in [1, 4] {
+            let b = grow(&base(), factor)?;
+            let size = Size::of(factor);
+            assert_eq!(count(&b, &json!("nodeClaims")), size.nodeclaims);
+            assert_eq!(count(&b, &json!("nodePools")), size.nodepools);
+            assert_eq!(count(&b, &json!("ec2NodeClasses")), size.nodepools);
+            assert_eq!(count(&b, &json!("ec2Subnets")), size.subnets);
+            assert_eq!(count(&b, &json!("ec2SecurityGroups")), size.security_groups);
+            let events = json!({"events": {"kind": "NodeClaim", "namespace": null}});
+            assert_eq!(count(&b, &events), size.events);
+            let facts = b["facts"].as_array().map_or(0, Vec::len);
+            // Six grown facts (one of them new), one kept, one node per NodeClaim.
+            assert_eq!(facts, 7 + size.nodeclaims);
+            // Each NodePool points at its own class; ids stay unique.
+            assert_eq!(
+                b["facts"][1]["value"].as_array().map(Vec::len),
+                Some(size.nodepools)
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_base_without_nodepools_is_an_error_not_a_panic() {
+        assert!(grow(&json!({"facts": []}), 1).is_err());
+        assert!(grow(&json!({}), 1).is_err());
+    }
+}
