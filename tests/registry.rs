@@ -185,3 +185,48 @@ fn changelog_mentions_every_code() {
         );
     }
 }
+
+/// Checks judge; they never fetch. Every API request goes through the run's context, which
+/// fetches each fact once and shares it (and whose keys the read-only guard allows). A check
+/// that reached a client or the backend directly would bypass both, so none may name one.
+#[test]
+fn no_check_reaches_an_api_client_or_the_backend() {
+    const FORBIDDEN: &[&str] = &[
+        ".backend(",
+        "Backend::",
+        "backend::",
+        "aws_sdk_",
+        "aws_config",
+        "kube::",
+        "Api<",
+        "hyper",
+        "reqwest",
+        "TcpStream",
+        "std::process::Command",
+    ];
+    let mut offences = Vec::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src/checks")];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src/checks is readable") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files += 1;
+                let text = std::fs::read_to_string(&path).expect("source is UTF-8");
+                for (n, line) in text.lines().enumerate() {
+                    let code = line.split("//").next().unwrap_or_default();
+                    for word in FORBIDDEN.iter().filter(|w| code.contains(*w)) {
+                        offences.push(format!("{}:{}: {word}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(files > 40, "only {files} check sources found");
+    assert!(
+        offences.is_empty(),
+        "checks must read facts only: {offences:#?}"
+    );
+}
