@@ -344,12 +344,17 @@ impl LiveSetup {
                 .env("AWS_CONFIG_FILE", "/dev/null")
                 .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
                 .env("AWS_PAGER", "")
+                // AWS CLI v1 reads the region from here only.
+                .env("AWS_DEFAULT_REGION", "us-west-2")
                 .envs(env.iter().copied())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .status();
             if !status.is_ok_and(|s| s.success()) {
                 failed += 1;
+                if std::env::var_os("KARPDOCTOR_BENCH_VERBOSE").is_some() {
+                    eprintln!("failed: {command}");
+                }
             }
         }
         (started.elapsed(), failed)
