@@ -336,8 +336,14 @@ impl LiveSetup {
         for command in MANUAL {
             let mut words = command.split_whitespace();
             let program = words.next().unwrap();
-            let status = Command::new(program)
-                .args(words)
+            let mut cmd = Command::new(program);
+            cmd.args(words);
+            if program == "aws" {
+                // AWS CLI v1 ignores AWS_ENDPOINT_URL for some services (SQS); the flag is
+                // what people pointing it at an emulator pass anyway.
+                cmd.args(["--endpoint-url", &self.aws_url]);
+            }
+            let status = cmd
                 .env_clear()
                 .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .env("HOME", std::env::var_os("HOME").unwrap_or_default())
@@ -373,7 +379,8 @@ const MANUAL: &[&str] = &[
     "kubectl get ec2nodeclasses -o yaml",
     "kubectl get nodeclaims -o yaml",
     "kubectl get events -A --field-selector involvedObject.kind=NodeClaim",
-    "kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o yaml",
+    // The full name: the test API server's discovery has no short names (`crd`).
+    "kubectl get customresourcedefinitions nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o yaml",
     "kubectl get serviceaccount -n karpenter karpenter -o yaml",
     "kubectl get configmap -n kube-system aws-auth -o yaml",
     "kubectl get validatingwebhookconfigurations",

@@ -255,6 +255,8 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn base() -> Value {
@@ -294,11 +296,34 @@ mod tests {
             let facts = b["facts"].as_array().map_or(0, Vec::len);
             // Six grown facts (one of them new), one kept, one node per NodeClaim.
             assert_eq!(facts, 7 + size.nodeclaims);
-            // Each NodePool points at its own class; ids stay unique.
-            assert_eq!(
-                b["facts"][1]["value"].as_array().map(Vec::len),
-                Some(size.nodepools)
-            );
+            // Each NodePool points at a class that exists, its own.
+            let values = |key: &str| {
+                b["facts"]
+                    .as_array()
+                    .and_then(|f| f.iter().find(|f| f["fact"] == key))
+                    .and_then(|f| f["value"].as_array().cloned())
+                    .unwrap_or_default()
+            };
+            let classes: BTreeSet<String> = values("ec2NodeClasses")
+                .iter()
+                .filter_map(|c| c["metadata"]["name"].as_str().map(str::to_string))
+                .collect();
+            let referenced: BTreeSet<String> = values("nodePools")
+                .iter()
+                .filter_map(|p| {
+                    p["spec"]["template"]["spec"]["nodeClassRef"]["name"]
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .collect();
+            assert_eq!(classes.len(), size.nodepools);
+            assert_eq!(referenced, classes);
+            // Ids stay unique.
+            let subnets: BTreeSet<String> = values("ec2Subnets")
+                .iter()
+                .filter_map(|s| s["subnetId"].as_str().map(str::to_string))
+                .collect();
+            assert_eq!(subnets.len(), size.subnets);
         }
         Ok(())
     }
