@@ -39,10 +39,45 @@ pub struct Bundle {
 
 /// One fact: its key and either the value or the error the backend produced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "EntryFields")]
 pub struct FactEntry {
     pub fact: FactKey,
     #[serde(flatten)]
     pub outcome: FactOutcome,
+}
+
+/// How an entry is read. Not `#[serde(flatten)]`: serde reads a flattened field through an
+/// intermediate copy of the whole value, and a fact can be 50,000 events.
+#[derive(Deserialize)]
+struct EntryFields {
+    fact: FactKey,
+    #[serde(default, deserialize_with = "present")]
+    value: Option<Value>,
+    #[serde(default)]
+    error: Option<FactError>,
+}
+
+/// `Some` whenever the field is there, `null` included (a named object that does not exist).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl TryFrom<EntryFields> for FactEntry {
+    type Error = String;
+    fn try_from(f: EntryFields) -> Result<Self, String> {
+        let outcome = match (f.value, f.error) {
+            (Some(v), None) => FactOutcome::Value(v),
+            (None, Some(e)) => FactOutcome::Error(e),
+            (Some(_), Some(_)) => {
+                return Err(format!("fact {}: both a value and an error", f.fact));
+            }
+            (None, None) => return Err(format!("fact {}: neither a value nor an error", f.fact)),
+        };
+        Ok(FactEntry {
+            fact: f.fact,
+            outcome,
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -146,5 +181,54 @@ impl Bundle {
             .into_iter()
             .map(|e| (e.fact, e.outcome.into_result()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(facts: &str) -> Result<Bundle, Error> {
+        Bundle::parse(
+            &format!(r#"{{"bundleVersion": 1, "facts": [{facts}]}}"#),
+            "test",
+        )
+    }
+
+    #[test]
+    fn an_entry_holds_a_value_null_included_or_an_error() {
+        let bundle = parse(
+            r#"{"fact": "nodePools", "value": []},
+               {"fact": {"serviceAccount": {"namespace": "karpenter", "name": "karpenter"}}, "value": null},
+               {"fact": "nodeClaims", "error": {"kind": "forbidden", "permission": "list nodeclaims", "message": "no"}}"#,
+        )
+        .unwrap();
+        let outcomes: Vec<_> = bundle.facts.into_iter().map(|e| e.outcome).collect();
+        assert!(matches!(&outcomes[0], FactOutcome::Value(Value::Array(a)) if a.is_empty()));
+        assert!(matches!(&outcomes[1], FactOutcome::Value(Value::Null)));
+        assert!(matches!(&outcomes[2], FactOutcome::Error(_)));
+    }
+
+    #[test]
+    fn an_entry_with_both_or_neither_is_a_bad_bundle() {
+        for facts in [
+            r#"{"fact": "nodePools"}"#,
+            r#"{"fact": "nodePools", "value": [], "error": {"kind": "forbidden", "permission": "list nodeclaims", "message": "no"}}"#,
+        ] {
+            let err = parse(facts).unwrap_err().to_string();
+            assert!(err.to_lowercase().contains("nodepool"), "{err}");
+        }
+    }
+
+    #[test]
+    fn written_entries_read_back_the_same() {
+        let bundle = parse(
+            r#"{"fact": "nodePools", "value": [{"metadata": {"name": "a"}}]},
+               {"fact": "nodeClaims", "error": {"kind": "forbidden", "permission": "list nodeclaims", "message": "no"}}"#,
+        )
+        .unwrap();
+        let text = serde_json::to_string(&bundle).unwrap();
+        let again = Bundle::parse(&text, "again").unwrap();
+        assert_eq!(serde_json::to_string(&again).unwrap(), text);
     }
 }

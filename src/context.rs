@@ -69,17 +69,19 @@ tokio::task_local! {
     /// Set inside [`Context::enrich`]: the reads only add evidence to a verdict already
     /// reached from other facts.
     static ENRICHING: bool;
-    /// The facts one logical task (a check, or the run's target resolution) has read so far,
-    /// in order: what a new fetch in that task had to wait for.
-    static CHAIN: Arc<Mutex<Vec<FactKey>>>;
+    /// Of the facts one logical task (a check, or the run's target resolution) has read so
+    /// far, the one that finished last, and when: what a new fetch in that task had to wait
+    /// for. Only the latest is kept, so a check that reads 20,000 nodes pays a comparison per
+    /// read, not a walk over everything it read before.
+    static CHAIN: Arc<Mutex<Option<(Duration, FactKey)>>>;
 }
 
 /// Runs `f` as one chain of reads for the critical-path statistics: each fact asked for
 /// inside it is taken to depend on the last fact read inside it before.
 pub fn chained<F: std::future::Future>(
     f: F,
-) -> tokio::task::futures::TaskLocalFuture<Arc<Mutex<Vec<FactKey>>>, F> {
-    CHAIN.scope(Arc::new(Mutex::new(Vec::new())), f)
+) -> tokio::task::futures::TaskLocalFuture<Arc<Mutex<Option<(Duration, FactKey)>>>, F> {
+    CHAIN.scope(Arc::new(Mutex::new(None)), f)
 }
 
 pub struct Context {
@@ -235,7 +237,7 @@ impl Context {
             })
             .await
             .clone();
-        let _ = CHAIN.try_with(|chain| lock(chain).push(key.clone()));
+        self.note_read(&key);
         let shared = result?;
         shared.downcast::<T>().map_err(|_| FactError::Malformed {
             message: format!("{key}: read with two different types (karpdoctor bug)"),
@@ -245,13 +247,23 @@ impl Context {
     /// Of the facts the current task has read, the one that finished last: a fetch asked for
     /// now could not have started before it.
     fn waited_on(&self) -> Option<FactKey> {
-        let chain = CHAIN.try_with(|c| lock(c).clone()).ok()?;
-        let stats = lock(&self.stats);
-        chain
-            .into_iter()
-            .filter_map(|k| stats.get(&k).map(|s| (s.finished, k)))
-            .max_by(|a, b| a.0.cmp(&b.0))
-            .map(|(_, k)| k)
+        CHAIN
+            .try_with(|c| lock(c).as_ref().map(|(_, k)| k.clone()))
+            .ok()
+            .flatten()
+    }
+
+    /// Records that the current task has read `key` (whose fetch has finished by now).
+    fn note_read(&self, key: &FactKey) {
+        let Some(finished) = lock(&self.stats).get(&key).map(|s| s.finished) else {
+            return;
+        };
+        let _ = CHAIN.try_with(|chain| {
+            let mut latest = lock(chain);
+            if latest.as_ref().is_none_or(|(at, _)| finished >= *at) {
+                *latest = Some((finished, key.clone()));
+            }
+        });
     }
 
     /// The run's critical path: of all chains of fetches linked by [`FetchStat::after`], the

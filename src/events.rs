@@ -4,6 +4,7 @@
 //! absurd values are clamped, unparsable ones dropped, never trusted to be sane.
 
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::sanitize::clip;
@@ -38,8 +39,7 @@ impl Event {
 }
 
 /// The events of one fact: deduplicated, newest first, at most [`MAX_KEPT`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(from = "Vec<Value>")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Events(pub Vec<Event>);
 
 impl Events {
@@ -49,13 +49,11 @@ impl Events {
             .iter()
             .filter(move |e| e.kind == kind && e.name == name)
     }
-}
 
-impl From<Vec<Value>> for Events {
-    fn from(raw: Vec<Value>) -> Self {
-        let mut events: Vec<Event> = raw.iter().filter_map(normalise).collect();
-        // Newest first; events without a usable time sort last, then by a stable key so the
-        // order never depends on which API listed an event first.
+    /// Newest first, one per event, at most [`MAX_KEPT`].
+    fn fold(mut events: Vec<Event>) -> Self {
+        // Events without a usable time sort last, then by a stable key so the order never
+        // depends on which API listed an event first.
         events.sort_by(|a, b| {
             b.last_seen
                 .cmp(&a.last_seen)
@@ -63,8 +61,12 @@ impl From<Vec<Value>> for Events {
                 .then_with(|| a.reason.cmp(&b.reason))
                 .then_with(|| a.message.cmp(&b.message))
         });
-        let mut seen = std::collections::BTreeSet::new();
-        events.retain(|e| {
+        let mut seen = std::collections::HashSet::new();
+        let mut kept = Vec::with_capacity(MAX_KEPT.min(events.len()));
+        for e in events {
+            if kept.len() == MAX_KEPT {
+                break;
+            }
             let key = if e.uid.is_empty() {
                 format!(
                     "{}\u{0}{}\u{0}{}\u{0}{}",
@@ -73,10 +75,112 @@ impl From<Vec<Value>> for Events {
             } else {
                 e.uid.clone()
             };
-            seen.insert(key)
-        });
-        events.truncate(MAX_KEPT);
-        Events(events)
+            if seen.insert(key) {
+                kept.push(e);
+            }
+        }
+        Events(kept)
+    }
+}
+
+impl From<Vec<Value>> for Events {
+    fn from(raw: Vec<Value>) -> Self {
+        Events::fold(raw.iter().filter_map(normalise).collect())
+    }
+}
+
+/// Read straight from the fact's list: each element keeps only the fields [`normalise`] reads
+/// (`managedFields`, annotations and the rest are skipped, never copied), so tens of thousands
+/// of events cost one small object each rather than a copy of the whole list.
+impl<'de> Deserialize<'de> for Events {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct List;
+        impl<'de> Visitor<'de> for List {
+            type Value = Events;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of events")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Events, A::Error> {
+                let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(Element(e)) = seq.next_element()? {
+                    events.extend(e);
+                }
+                Ok(Events::fold(events))
+            }
+        }
+        d.deserialize_seq(List)
+    }
+}
+
+/// The top-level fields of an event that [`normalise`] reads, in either API.
+const READ: &[&str] = &[
+    "apiVersion",
+    "metadata",
+    "regarding",
+    "involvedObject",
+    "note",
+    "message",
+    "reportingController",
+    "reportingComponent",
+    "deprecatedSource",
+    "source",
+    "reason",
+    "series",
+    "count",
+    "deprecatedCount",
+    "lastTimestamp",
+    "deprecatedLastTimestamp",
+    "eventTime",
+    "firstTimestamp",
+    "type",
+];
+
+/// One element of an events list: an event, or nothing for anything that is not an object.
+struct Element(Option<Event>);
+
+impl<'de> Deserialize<'de> for Element {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct One;
+        impl<'de> Visitor<'de> for One {
+            type Value = Element;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an event")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Element, A::Error> {
+                let mut kept = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if READ.contains(&key.as_str()) {
+                        kept.insert(key, map.next_value()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Element(normalise(&Value::Object(kept))))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Element, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Element(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Element, E> {
+                Ok(Element(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Element, E> {
+                Ok(Element(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Element, E> {
+                Ok(Element(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Element, E> {
+                Ok(Element(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Element, E> {
+                Ok(Element(None))
+            }
+            fn visit_unit<E>(self) -> Result<Element, E> {
+                Ok(Element(None))
+            }
+        }
+        d.deserialize_any(One)
     }
 }
 
@@ -190,6 +294,28 @@ mod tests {
         );
         assert_eq!(events.0[2].count, i64::MAX as u64);
         assert_eq!(events.0[2].last_seen, None);
+    }
+
+    #[test]
+    fn reading_the_list_directly_agrees_with_folding_values() {
+        let raw = vec![
+            json!({"apiVersion":"v1","metadata":{"uid":"u1","managedFields":[{"manager":"k"}]},
+                "involvedObject":{"kind":"NodeClaim","name":"a"},"reason":"R","message":"m",
+                "lastTimestamp":"2026-11-23T09:00:00Z","annotations":{"x":"y"}}),
+            json!({"apiVersion":"events.k8s.io/v1","metadata":{"uid":"u1"},
+                "regarding":{"kind":"NodeClaim","name":"a"},"reason":"R","note":"m",
+                "deprecatedLastTimestamp":"2026-11-23T09:00:00Z"}),
+            json!({"metadata":{"uid":"u2"},"involvedObject":{"kind":"Node","name":"n"},
+                "reason":"S","count":"not a number"}),
+            json!(["not", "an", "event"]),
+            json!(7),
+            json!(null),
+        ];
+        let direct: Events = serde_json::from_value(Value::Array(raw.clone())).unwrap();
+        assert_eq!(direct, Events::from(raw.clone()));
+        assert_eq!(direct.0.len(), 2);
+        let text: Events = serde_json::from_str(&Value::Array(raw).to_string()).unwrap();
+        assert_eq!(text, direct);
     }
 
     #[test]

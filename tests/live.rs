@@ -93,6 +93,15 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
             String::from_utf8_lossy(&live.stderr)
         );
 
+        if name == "healthy" {
+            let recorded = read_json(&recorded);
+            assert_eq!(
+                instance_type_names(&recorded),
+                region_instance_types(&emulator.url),
+                "the instance type list, read in concurrent slices, is the region's whole list"
+            );
+        }
+
         // Every fact was fetched once, however many checks read it.
         for fact in live_json["stats"]["facts"].as_array().unwrap() {
             assert_eq!(fact["fetches"], 1, "{name}: {fact}");
@@ -419,6 +428,49 @@ async fn access_denied_and_throttling_of_karpdoctors_own_calls_are_handled() {
         3,
         "two throttled attempts and one success"
     );
+}
+
+/// The names in a recorded bundle's instance type list, in its order.
+fn instance_type_names(bundle: &serde_json::Value) -> Vec<String> {
+    bundle["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["fact"] == "ec2InstanceTypes")
+        .and_then(|f| f["value"].as_array())
+        .expect("a healthy run reads the instance types")
+        .iter()
+        .map(|t| t["instanceType"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every instance type of us-west-2, sorted, as one unfiltered paged listing through the
+/// emulator's boto3 returns them: the truth the sliced listing must match.
+fn region_instance_types(url: &str) -> Vec<String> {
+    let script = format!(
+        r#"
+import boto3
+ec2 = boto3.client("ec2", endpoint_url="{url}", region_name="us-west-2", aws_access_key_id="testing", aws_secret_access_key="testing")
+names = [t["InstanceType"] for p in ec2.get_paginator("describe_instance_types").paginate() for t in p["InstanceTypes"]]
+print("\n".join(sorted(names)))
+"#
+    );
+    let out = std::process::Command::new(root().join(".venv-emulator/bin/python"))
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(names.len() > 1000, "{} types", names.len());
+    names
 }
 
 /// `pre-install --cluster …` for a bundle recorded by `pre-install`, nothing otherwise.

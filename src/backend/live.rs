@@ -973,33 +973,53 @@ impl Live {
                 Ok(Value::Array(out))
             }
             FactKey::Ec2InstanceTypes => {
-                let mut pages = self
-                    .aws()
+                use aws_sdk_ec2::types::Filter;
+                let ec2 = &self.aws().await?.ec2;
+                // A region has 1,000–1,400 types and a page holds at most 100, each page waiting
+                // for the one before: as one list this is the longest chain of requests in a run.
+                // Disjoint name slices, listed side by side, take three pages at most.
+                let slices = instance_type_slices().into_iter().map(|patterns| async move {
+                    let filter = Filter::builder()
+                        .name("instance-type")
+                        .set_values(Some(patterns))
+                        .build();
+                    let mut pages = ec2
+                        .describe_instance_types()
+                        .filters(filter)
+                        .max_results(100)
+                        .into_paginator()
+                        .send();
+                    let mut out = Vec::new();
+                    while let Some(page) = pages.next().await {
+                        let page = page.map_err(|e| aws_error("ec2:DescribeInstanceTypes", e))?;
+                        out.extend(page.instance_types().iter().map(|t| {
+                            json!({
+                                "instanceType": t.instance_type().map(|x| x.as_str().to_string()).unwrap_or_default(),
+                                "architectures": t.processor_info().map(|p| p.supported_architectures().iter().map(|a| a.as_str().to_string()).collect::<Vec<_>>()).unwrap_or_default(),
+                                "vcpus": t.v_cpu_info().and_then(|v| v.default_v_cpus()).unwrap_or_default(),
+                                "memoryMib": t.memory_info().and_then(|m| m.size_in_mib()).unwrap_or_default(),
+                                "gpus": t.gpu_info().map(|g| g.gpus().iter().filter_map(|d| d.count()).sum::<i32>()).unwrap_or_default(),
+                                "usageClasses": t.supported_usage_classes().iter().map(|u| u.as_str().to_string()).collect::<Vec<_>>(),
+                                "hypervisor": t.hypervisor().map(|h| h.as_str().to_string()).unwrap_or_default(),
+                                "bareMetal": t.bare_metal().unwrap_or(false),
+                            })
+                        }));
+                    }
+                    Ok::<_, FactError>(out)
+                });
+                // One list in name order, each type once whatever the slices returned.
+                let mut by_name = std::collections::BTreeMap::new();
+                for t in futures::future::try_join_all(slices)
                     .await?
-                    .ec2
-                    .describe_instance_types()
-                    // The largest page EC2 allows: each page waits for the one before, and this
-                    // list is the longest chain of requests in a run.
-                    .max_results(100)
-                    .into_paginator()
-                    .send();
-                let mut out = Vec::new();
-                while let Some(page) = pages.next().await {
-                    let page = page.map_err(|e| aws_error("ec2:DescribeInstanceTypes", e))?;
-                    out.extend(page.instance_types().iter().map(|t| {
-                        json!({
-                            "instanceType": t.instance_type().map(|x| x.as_str().to_string()).unwrap_or_default(),
-                            "architectures": t.processor_info().map(|p| p.supported_architectures().iter().map(|a| a.as_str().to_string()).collect::<Vec<_>>()).unwrap_or_default(),
-                            "vcpus": t.v_cpu_info().and_then(|v| v.default_v_cpus()).unwrap_or_default(),
-                            "memoryMib": t.memory_info().and_then(|m| m.size_in_mib()).unwrap_or_default(),
-                            "gpus": t.gpu_info().map(|g| g.gpus().iter().filter_map(|d| d.count()).sum::<i32>()).unwrap_or_default(),
-                            "usageClasses": t.supported_usage_classes().iter().map(|u| u.as_str().to_string()).collect::<Vec<_>>(),
-                            "hypervisor": t.hypervisor().map(|h| h.as_str().to_string()).unwrap_or_default(),
-                            "bareMetal": t.bare_metal().unwrap_or(false),
-                        })
-                    }));
+                    .into_iter()
+                    .flatten()
+                {
+                    by_name.insert(
+                        t["instanceType"].as_str().unwrap_or_default().to_string(),
+                        t,
+                    );
                 }
-                Ok(Value::Array(out))
+                Ok(Value::Array(by_name.into_values().collect()))
             }
             FactKey::Ec2InstanceTypeOfferings => {
                 let mut pages = self
@@ -1367,6 +1387,35 @@ pub const EC2NODECLASSES: KubeResource = KubeResource {
 };
 
 /// EC2 tags as a map (keys are unique per resource).
+/// Characters EC2 instance type names are made of.
+const TYPE_NAME_CHARS: &str = "abcdefghijklmnopqrstuvwxyz0123456789-.";
+
+/// `instance-type` filter values (wildcards) that split every possible type name into disjoint
+/// slices of a few hundred types, so the list can be read as concurrent short chains of pages.
+/// The big families (c, m, r: about three quarters of a region) get two slices each, by
+/// generation 8 and the rest; the other first letters share two slices.
+fn instance_type_slices() -> Vec<Vec<String>> {
+    let mut slices = Vec::new();
+    for family in ['c', 'm', 'r'] {
+        slices.push(vec![format!("{family}8*")]);
+        slices.push(
+            TYPE_NAME_CHARS
+                .chars()
+                .filter(|c| *c != '8')
+                .map(|c| format!("{family}{c}*"))
+                .collect(),
+        );
+    }
+    let (some, others): (Vec<char>, Vec<char>) = TYPE_NAME_CHARS
+        .chars()
+        .filter(|c| !matches!(c, 'c' | 'm' | 'r'))
+        .partition(|c| matches!(c, 'i' | 'x' | 'g'));
+    for letters in [some, others] {
+        slices.push(letters.iter().map(|c| format!("{c}*")).collect());
+    }
+    slices
+}
+
 fn ec2_tags(tags: &[aws_sdk_ec2::types::Tag]) -> serde_json::Map<String, Value> {
     tags.iter()
         .filter_map(|t| Some((t.key()?.to_string(), json!(t.value().unwrap_or_default()))))
@@ -1683,4 +1732,33 @@ pub fn raw_simulation_results(
                 .collect(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_type_slices_cover_every_name_exactly_once() {
+        let slices = instance_type_slices();
+        assert!(
+            slices.len() <= 8,
+            "one EC2 concurrency limit's worth of lists"
+        );
+        for a in TYPE_NAME_CHARS.chars() {
+            for b in TYPE_NAME_CHARS.chars() {
+                let name = format!("{a}{b}x.large");
+                let hits = slices
+                    .iter()
+                    .filter(|patterns| {
+                        patterns
+                            .iter()
+                            .any(|p| name.starts_with(p.trim_end_matches('*')))
+                    })
+                    .count();
+                assert_eq!(hits, 1, "{name}");
+            }
+        }
+        assert!(slices.iter().flatten().all(|p| p.ends_with('*')));
+    }
 }

@@ -1413,6 +1413,28 @@ def test_instance_types_are_the_regions_and_paged(aws, endpoint, account):
     assert_error(err, "InvalidPaginationToken", 400)
 
 
+def test_instance_type_name_wildcards_slice_the_list_and_answers_repeat(aws, endpoint, account):
+    """karpdoctor lists instance types in disjoint `instance-type` wildcard slices, side by side;
+    the emulator keeps its answer to each such request, so a repeat is the same answer."""
+    ec2 = aws("ec2")
+    every = sorted(t["InstanceType"] for t in all_pages(ec2, "describe_instance_types", "InstanceTypes"))
+    m8 = all_pages(ec2, "describe_instance_types", "InstanceTypes", Filters=[{"Name": "instance-type", "Values": ["m8*"]}])
+    rest = all_pages(
+        ec2, "describe_instance_types", "InstanceTypes",
+        Filters=[{"Name": "instance-type", "Values": [f"{c}*" for c in "abcdefghijklnopqrstuvwxyz0123456789"] + ["m0*", "m1*", "m2*", "m3*", "m4*", "m5*", "m6*", "m7*", "m9*"] + [f"m{c}*" for c in "abcdefghijklmnopqrstuvwxyz-."]}],
+    )
+    assert m8 and all(t["InstanceType"].startswith("m8") for t in m8)
+    assert sorted(t["InstanceType"] for t in m8 + rest) == every
+
+    again = ec2.describe_instance_types(MaxResults=100, Filters=[{"Name": "instance-type", "Values": ["m8*"]}])
+    once_more = ec2.describe_instance_types(MaxResults=100, Filters=[{"Name": "instance-type", "Values": ["m8*"]}])
+    assert again["InstanceTypes"] == once_more["InstanceTypes"] and again.get("NextToken") == once_more.get("NextToken")
+    # Another region's answer is its own.
+    us_east_2 = client_for(endpoint, account, "ec2", "us-east-2")
+    assert "trn2.48xlarge" in {t["InstanceType"] for t in all_pages(us_east_2, "describe_instance_types", "InstanceTypes")}
+    assert "trn2.48xlarge" not in every
+
+
 def test_instance_type_offerings_by_zone_are_paged(aws):
     ec2 = aws("ec2")
     first = ec2.describe_instance_type_offerings(LocationType="availability-zone")

@@ -20,25 +20,37 @@ declare_check! {
 async fn not_initialized(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
     let now = cx.now();
+    let stuck_claims: Vec<_> = claims
+        .iter()
+        .filter(|claim| {
+            claim
+                .status
+                .condition("Registered")
+                .is_some_and(|c| c.status == "True")
+        })
+        .filter_map(|claim| {
+            let c = stuck(claim, "Initialized", now)?;
+            let node_name = claim
+                .status
+                .rest
+                .get("nodeName")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string();
+            Some((claim, c, node_name))
+        })
+        .collect();
+    // The nodes of all stuck claims are read side by side: one round trip, not one per claim
+    // (failures surface below, where each node is used).
+    futures::future::join_all(
+        stuck_claims
+            .iter()
+            .filter(|(_, _, node)| !node.is_empty())
+            .map(|(_, _, node)| cx.node(node)),
+    )
+    .await;
     let mut findings = Vec::new();
-    for claim in claims.iter() {
-        if claim
-            .status
-            .condition("Registered")
-            .is_none_or(|c| c.status != "True")
-        {
-            continue;
-        }
-        let Some(c) = stuck(claim, "Initialized", now) else {
-            continue;
-        };
-        let node_name = claim
-            .status
-            .rest
-            .get("nodeName")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
+    for (claim, c, node_name) in stuck_claims {
         let mut f = Finding::new(
             object(claim),
             format!("registered but not initialized ({})", c.describe()),
