@@ -10,7 +10,7 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::backend::Backend;
 use crate::backend::live::{Live, LiveOptions};
 use crate::backend::recorded::Recorded;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, Stored};
 use crate::check::CheckInfo;
 use crate::cli::{
     CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, PermissionsArgs,
@@ -55,7 +55,7 @@ pub async fn run(cli: Cli) -> u8 {
 
 async fn check(args: CheckArgs) -> Result<u8, Error> {
     let source = match &args.target.replay {
-        Some(path) => Source::Replay(Box::new(Bundle::read(path)?)),
+        Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
         None => Source::Live,
     };
     run_checks(source, &args.target, &args.report).await
@@ -70,7 +70,7 @@ async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
         });
     }
     let source = match &args.target.replay {
-        Some(path) => Source::Replay(Box::new(Bundle::read(path)?)),
+        Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
         None => {
             if args.target.cluster.is_none() {
                 return Err(Error::Usage {
@@ -157,7 +157,7 @@ fn reference_policy(args: &ReferencePolicyArgs) -> Result<u8, Error> {
 
 pub enum Source {
     Live,
-    Replay(Box<Bundle>),
+    Replay(Box<Bundle<Stored>>),
     Demo,
 }
 
@@ -298,7 +298,7 @@ pub async fn execute(
     };
     let (backend, hints, mode) = match source {
         Source::Demo => {
-            let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?;
+            let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?.into_stored();
             let hints = merge(flag_hints, bundle.hints.clone());
             recorded_at = bundle.recorded_at.clone();
             (
@@ -884,7 +884,13 @@ pub async fn run_bundle(
         record: record.then(std::path::PathBuf::new),
         ..TargetArgs::default()
     };
-    execute(Source::Replay(Box::new(bundle)), &target, args, &checks).await
+    execute(
+        Source::Replay(Box::new(bundle.into_stored())),
+        &target,
+        args,
+        &checks,
+    )
+    .await
 }
 
 /// The kinds of fact a set of checks may read.

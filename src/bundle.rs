@@ -7,8 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::Error;
 use crate::facts::{FactError, FactKey};
@@ -17,9 +19,12 @@ use crate::target::{Hints, Target};
 /// Bumped when a reader of the previous version could not load a new bundle.
 pub const BUNDLE_VERSION: u32 = 1;
 
+/// `V` is how a fact's value is held: a JSON tree (the default: recording, tests, seeding the
+/// emulators) or [`Stored`] (a replay, which parses a fact only when a check asks for it).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Bundle {
+#[serde(bound(deserialize = "V: Deserialize<'de>"))]
+pub struct Bundle<V = Value> {
     pub bundle_version: u32,
     #[serde(default)]
     pub karpdoctor_version: String,
@@ -34,37 +39,45 @@ pub struct Bundle {
     #[serde(default)]
     pub target: Target,
     #[serde(default)]
-    pub facts: Vec<FactEntry>,
+    pub facts: Vec<FactEntry<V>>,
 }
 
 /// One fact: its key and either the value or the error the backend produced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(try_from = "EntryFields")]
-pub struct FactEntry {
+#[serde(try_from = "EntryFields<V>")]
+#[serde(bound(deserialize = "V: Deserialize<'de>"))]
+pub struct FactEntry<V = Value> {
     pub fact: FactKey,
     #[serde(flatten)]
-    pub outcome: FactOutcome,
+    pub outcome: FactOutcome<V>,
 }
 
 /// How an entry is read. Not `#[serde(flatten)]`: serde reads a flattened field through an
 /// intermediate copy of the whole value, and a fact can be 50,000 events.
 #[derive(Deserialize)]
-struct EntryFields {
+#[serde(bound(deserialize = "V: Deserialize<'de>"))]
+struct EntryFields<V> {
     fact: FactKey,
-    #[serde(default, deserialize_with = "present")]
-    value: Option<Value>,
+    #[serde(default = "none", deserialize_with = "present")]
+    value: Option<V>,
     #[serde(default)]
     error: Option<FactError>,
 }
 
-/// `Some` whenever the field is there, `null` included (a named object that does not exist).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn none<V>() -> Option<V> {
+    None
 }
 
-impl TryFrom<EntryFields> for FactEntry {
+/// `Some` whenever the field is there, `null` included (a named object that does not exist).
+fn present<'de, D: serde::Deserializer<'de>, V: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<V>, D::Error> {
+    V::deserialize(d).map(Some)
+}
+
+impl<V> TryFrom<EntryFields<V>> for FactEntry<V> {
     type Error = String;
-    fn try_from(f: EntryFields) -> Result<Self, String> {
+    fn try_from(f: EntryFields<V>) -> Result<Self, String> {
         let outcome = match (f.value, f.error) {
             (Some(v), None) => FactOutcome::Value(v),
             (None, Some(e)) => FactOutcome::Error(e),
@@ -82,8 +95,8 @@ impl TryFrom<EntryFields> for FactEntry {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum FactOutcome {
-    Value(Value),
+pub enum FactOutcome<V = Value> {
+    Value(V),
     Error(FactError),
 }
 
@@ -96,8 +109,8 @@ impl From<Result<Value, FactError>> for FactOutcome {
     }
 }
 
-impl FactOutcome {
-    pub fn into_result(self) -> Result<Value, FactError> {
+impl<V> FactOutcome<V> {
+    pub fn into_result(self) -> Result<V, FactError> {
         match self {
             FactOutcome::Value(v) => Ok(v),
             FactOutcome::Error(e) => Err(e),
@@ -139,29 +152,17 @@ impl Bundle {
 
     /// Parses a bundle from JSON text; `origin` names it in error messages.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
-        let bundle: Bundle = serde_json::from_str(text).map_err(|e| Error::BadBundle {
-            path: origin.to_string(),
-            reason: e.to_string(),
-        })?;
-        if bundle.bundle_version != BUNDLE_VERSION {
-            return Err(Error::BadBundle {
-                path: origin.to_string(),
-                reason: format!(
-                    "bundle version {} is not supported (this karpdoctor reads version {BUNDLE_VERSION})",
-                    bundle.bundle_version
-                ),
-            });
-        }
-        Ok(bundle)
+        parse_as(text, origin)
     }
 
     pub fn read(path: &Path) -> Result<Self, Error> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::BadBundle {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
-        Self::parse(&text, &shown)
+        parse_as(&read_text(path)?, &path.display().to_string())
+    }
+
+    /// Reads a bundle for replay: each fact stays JSON text until a check asks for it, so a
+    /// large bundle never sits in memory as one tree.
+    pub fn read_for_replay(path: &Path) -> Result<Bundle<Stored>, Error> {
+        parse_as(&read_text(path)?, &path.display().to_string())
     }
 
     pub fn write(&self, path: &Path) -> Result<(), Error> {
@@ -175,13 +176,94 @@ impl Bundle {
         })
     }
 
+    /// The same bundle with its values held as [`Stored`] trees, ready to replay.
+    pub fn into_stored(self) -> Bundle<Stored> {
+        Bundle {
+            bundle_version: self.bundle_version,
+            karpdoctor_version: self.karpdoctor_version,
+            recorded_at: self.recorded_at,
+            description: self.description,
+            hints: self.hints,
+            target: self.target,
+            facts: self
+                .facts
+                .into_iter()
+                .map(|e| FactEntry {
+                    fact: e.fact,
+                    outcome: match e.outcome {
+                        FactOutcome::Value(v) => FactOutcome::Value(Stored::Tree(v)),
+                        FactOutcome::Error(err) => FactOutcome::Error(err),
+                    },
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<V> Bundle<V> {
     /// The facts as a lookup table; a later entry for the same key wins.
-    pub fn into_facts(self) -> BTreeMap<FactKey, Result<Value, FactError>> {
+    pub fn into_facts(self) -> BTreeMap<FactKey, Result<V, FactError>> {
         self.facts
             .into_iter()
             .map(|e| (e.fact, e.outcome.into_result()))
             .collect()
     }
+}
+
+/// A fact's value in a replay: the JSON text as the file had it, parsed when a check first asks
+/// (the text of a 33 MB bundle is a tenth of its tree), or a tree already in memory.
+#[derive(Clone, Debug)]
+pub enum Stored {
+    Text(Box<RawValue>),
+    Tree(Value),
+}
+
+impl Stored {
+    pub fn into_value(self) -> Result<Value, serde_json::Error> {
+        match self {
+            Stored::Text(raw) => serde_json::from_str(raw.get()),
+            Stored::Tree(v) => Ok(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Stored {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Stored::Text)
+    }
+}
+
+impl Serialize for Stored {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Stored::Text(raw) => raw.serialize(s),
+            Stored::Tree(v) => v.serialize(s),
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| Error::BadBundle {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn parse_as<V: DeserializeOwned>(text: &str, origin: &str) -> Result<Bundle<V>, Error> {
+    let bundle: Bundle<V> = serde_json::from_str(text).map_err(|e| Error::BadBundle {
+        path: origin.to_string(),
+        reason: e.to_string(),
+    })?;
+    if bundle.bundle_version != BUNDLE_VERSION {
+        return Err(Error::BadBundle {
+            path: origin.to_string(),
+            reason: format!(
+                "bundle version {} is not supported (this karpdoctor reads version {BUNDLE_VERSION})",
+                bundle.bundle_version
+            ),
+        });
+    }
+    Ok(bundle)
 }
 
 #[cfg(test)]
@@ -230,5 +312,25 @@ mod tests {
         let text = serde_json::to_string(&bundle).unwrap();
         let again = Bundle::parse(&text, "again").unwrap();
         assert_eq!(serde_json::to_string(&again).unwrap(), text);
+    }
+
+    #[test]
+    fn a_replayed_fact_stays_text_until_read_and_reads_the_same() {
+        let text = r#"{"bundleVersion": 1, "facts": [
+            {"fact": "nodePools", "value": [{"metadata": {"name": "a"}}]},
+            {"fact": {"serviceAccount": {"namespace": "karpenter", "name": "karpenter"}}, "value": null},
+            {"fact": "nodeClaims", "error": {"kind": "forbidden", "permission": "list nodeclaims", "message": "no"}}]}"#;
+        let lazy: Bundle<Stored> = parse_as(text, "test").unwrap();
+        let eager = Bundle::parse(text, "test").unwrap();
+        for (l, e) in lazy.facts.into_iter().zip(eager.facts) {
+            assert_eq!(l.fact, e.fact);
+            match (l.outcome, e.outcome) {
+                (FactOutcome::Value(Stored::Text(raw)), FactOutcome::Value(v)) => {
+                    assert_eq!(Stored::Text(raw).into_value().unwrap(), v);
+                }
+                (FactOutcome::Error(a), FactOutcome::Error(b)) => assert_eq!(a, b),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

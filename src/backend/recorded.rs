@@ -5,36 +5,40 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, Stored};
 use crate::facts::{FactError, FactKey};
 
 pub struct Recorded {
-    facts: Mutex<BTreeMap<FactKey, Result<Value, FactError>>>,
+    facts: Mutex<BTreeMap<FactKey, Result<Stored, FactError>>>,
 }
 
 impl Recorded {
-    pub fn new(facts: BTreeMap<FactKey, Result<Value, FactError>>) -> Self {
+    pub fn new(facts: BTreeMap<FactKey, Result<Stored, FactError>>) -> Self {
         Recorded {
             facts: Mutex::new(facts),
         }
     }
 
-    pub fn from_bundle(bundle: Bundle) -> Self {
+    pub fn from_bundle(bundle: Bundle<Stored>) -> Self {
         Recorded::new(bundle.into_facts())
     }
 
-    /// Hands a fact over to the run. The context asks the backend at most once per key (one
-    /// cell per fact), so the value is moved out rather than copied: at scale a deep copy of
-    /// 50,000 events costs more than judging them.
+    /// Hands a fact over to the run, parsing it now if it is still text. The context asks the
+    /// backend at most once per key (one cell per fact), so the value is moved out rather than
+    /// copied: at scale a deep copy of 50,000 events costs more than judging them.
     ///
     /// A fact the recording run never fetched cannot be judged offline: `NotRecorded`, which
     /// makes the checks that need it `unknown` (a bundle from an older karpdoctor, say).
     pub fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
         let mut facts = self.facts.lock().unwrap_or_else(|p| p.into_inner());
-        facts.remove(key).unwrap_or_else(|| {
+        let stored = facts.remove(key).unwrap_or_else(|| {
             Err(FactError::NotRecorded {
                 fact: key.to_string(),
             })
+        })?;
+        drop(facts);
+        stored.into_value().map_err(|e| FactError::Malformed {
+            message: format!("{key}: {e}"),
         })
     }
 }
@@ -47,7 +51,7 @@ mod tests {
     fn a_fact_is_handed_over_once_and_an_unrecorded_one_is_not_recorded() {
         let rec = Recorded::new(BTreeMap::from([(
             FactKey::NodePools,
-            Ok(serde_json::json!([])),
+            Ok(Stored::Tree(serde_json::json!([]))),
         )]));
         assert_eq!(rec.fetch(&FactKey::NodePools), Ok(serde_json::json!([])));
         assert!(matches!(
