@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
+use crate::bundle::Stored;
 use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
     Ec2Filter, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey, FactKind,
@@ -226,13 +227,14 @@ impl Context {
                     stat.error = raw.as_ref().err().map(|e| e.kind_name().to_string());
                 }
                 if let Some(rec) = &self.recorded {
-                    lock(rec).insert(key.clone(), raw.clone());
+                    let tree = raw.clone().and_then(|s| {
+                        s.into_value().map_err(|e| FactError::Malformed {
+                            message: format!("{key}: {e}"),
+                        })
+                    });
+                    lock(rec).insert(key.clone(), tree);
                 }
-                let value = raw?;
-                validate_shape(&key, &value)?;
-                let typed: T = serde_json::from_value(value).map_err(|e| FactError::Malformed {
-                    message: format!("{key}: {e}"),
-                })?;
+                let typed: T = decode(&key, raw?)?;
                 Ok(Arc::new(typed) as Shared)
             })
             .await
@@ -676,6 +678,26 @@ impl Context {
             name: name.to_string(),
         })
         .await
+    }
+}
+
+/// A fact's typed value from what the backend handed over.
+fn decode<T: DeserializeOwned>(key: &FactKey, stored: Stored) -> Result<T, FactError> {
+    let malformed = |e: serde_json::Error| FactError::Malformed {
+        message: format!("{key}: {e}"),
+    };
+    match stored {
+        // Events check their own shape while they decode (a list of objects) and keep the
+        // newest 200 of however many: read straight from a bundle's text, the list is never
+        // built as a tree (at 50,000 events that tree is most of a replay's memory).
+        Stored::Text(text) if key.kind() == FactKind::Events => {
+            serde_json::from_str(text.get()).map_err(malformed)
+        }
+        stored => {
+            let value = stored.into_value().map_err(malformed)?;
+            validate_shape(key, &value)?;
+            serde_json::from_value(value).map_err(malformed)
+        }
     }
 }
 

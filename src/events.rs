@@ -135,7 +135,8 @@ const READ: &[&str] = &[
     "type",
 ];
 
-/// One element of an events list: an event, or nothing for anything that is not an object.
+/// One element of an events list: an event, or nothing for an object that is not one. Anything
+/// but an object is an error, as the shape check of every other list fact makes it.
 struct Element(Option<Event>);
 
 impl<'de> Deserialize<'de> for Element {
@@ -144,7 +145,7 @@ impl<'de> Deserialize<'de> for Element {
         impl<'de> Visitor<'de> for One {
             type Value = Element;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an event")
+                f.write_str("an event object (a listed item is not an object)")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Element, A::Error> {
                 let mut kept = serde_json::Map::new();
@@ -157,30 +158,8 @@ impl<'de> Deserialize<'de> for Element {
                 }
                 Ok(Element(normalise(&Value::Object(kept))))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Element, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Element(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Element, E> {
-                Ok(Element(None))
-            }
-            fn visit_unit<E>(self) -> Result<Element, E> {
-                Ok(Element(None))
-            }
         }
-        d.deserialize_any(One)
+        d.deserialize_map(One)
     }
 }
 
@@ -307,15 +286,19 @@ mod tests {
                 "deprecatedLastTimestamp":"2026-11-23T09:00:00Z"}),
             json!({"metadata":{"uid":"u2"},"involvedObject":{"kind":"Node","name":"n"},
                 "reason":"S","count":"not a number"}),
-            json!(["not", "an", "event"]),
-            json!(7),
-            json!(null),
+            json!({"metadata":{"name":"not-an-event"}}),
         ];
         let direct: Events = serde_json::from_value(Value::Array(raw.clone())).unwrap();
         assert_eq!(direct, Events::from(raw.clone()));
         assert_eq!(direct.0.len(), 2);
         let text: Events = serde_json::from_str(&Value::Array(raw).to_string()).unwrap();
         assert_eq!(text, direct);
+        for garbage in [r#"[{"reason": "R"}, 7]"#, r#"[null]"#, r#"{"items": []}"#] {
+            assert!(
+                serde_json::from_str::<Events>(garbage).is_err(),
+                "{garbage}"
+            );
+        }
     }
 
     #[test]

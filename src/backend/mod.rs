@@ -4,8 +4,7 @@
 pub mod live;
 pub mod recorded;
 
-use serde_json::Value;
-
+use crate::bundle::Stored;
 use crate::facts::{FactError, FactKey};
 
 pub enum Backend {
@@ -14,11 +13,11 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Reads one fact as JSON. Absent named objects are `null`; absent APIs and lack of
-    /// access are errors.
-    pub async fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
+    /// Reads one fact as JSON: a tree from the APIs, the recorded text from a bundle. Absent
+    /// named objects are `null`; absent APIs and lack of access are errors.
+    pub async fn fetch(&self, key: &FactKey) -> Result<Stored, FactError> {
         match self {
-            Backend::Live(live) => live.fetch(key).await,
+            Backend::Live(live) => live.fetch(key).await.map(Stored::Tree),
             Backend::Recorded(rec) => rec.fetch(key),
         }
     }
