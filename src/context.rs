@@ -74,14 +74,15 @@ tokio::task_local! {
     /// far, the one that finished last, and when: what a new fetch in that task had to wait
     /// for. Only the latest is kept, so a check that reads 20,000 nodes pays a comparison per
     /// read, not a walk over everything it read before.
-    static CHAIN: Arc<Mutex<Option<(Duration, FactKey)>>>;
+    static CHAIN: Chain;
 }
+
+/// The latest-finished read of one chain: when it finished, and which fact it was.
+type Chain = Arc<Mutex<Option<(Duration, FactKey)>>>;
 
 /// Runs `f` as one chain of reads for the critical-path statistics: each fact asked for
 /// inside it is taken to depend on the last fact read inside it before.
-pub fn chained<F: std::future::Future>(
-    f: F,
-) -> tokio::task::futures::TaskLocalFuture<Arc<Mutex<Option<(Duration, FactKey)>>>, F> {
+pub fn chained<F: std::future::Future>(f: F) -> tokio::task::futures::TaskLocalFuture<Chain, F> {
     CHAIN.scope(Arc::new(Mutex::new(None)), f)
 }
 
@@ -257,7 +258,7 @@ impl Context {
 
     /// Records that the current task has read `key` (whose fetch has finished by now).
     fn note_read(&self, key: &FactKey) {
-        let Some(finished) = lock(&self.stats).get(&key).map(|s| s.finished) else {
+        let Some(finished) = lock(&self.stats).get(key).map(|s| s.finished) else {
             return;
         };
         let _ = CHAIN.try_with(|chain| {
