@@ -52,7 +52,7 @@ async fn smoke() {
     assert!(wall > Duration::ZERO && cpu > Duration::ZERO && rss > 0);
 
     let delay = Duration::from_millis(5);
-    let live = LiveSetup::start(delay).await;
+    let live = LiveSetup::start(delay, Answers::Reused).await;
     let run = live.karpdoctor();
     assert_eq!(run.code, live.expected_code, "exit code through the proxy");
     assert!(run.rounds > 0, "a live run has a critical path");
@@ -135,38 +135,73 @@ fn scale(dir: &Path) {
     }
 }
 
-async fn latency() {
-    // 3. Latency: every request through a proxy adding 50 ms.
-    let live = LiveSetup::start(LATENCY).await;
-    // One run first, not counted: the emulator builds its answers to the static instance type
-    // listings once (moto takes a quarter of a second per page) and the servers warm up.
+/// How the emulator answers in a latency measurement.
+#[derive(Clone, Copy, PartialEq)]
+enum Answers {
+    /// moto computes every answer (in Python, one request at a time, on the same two cores).
+    Computed,
+    /// A repeated read gets the emulator's first answer again (`KARPMOTO_REUSE_READS`), so
+    /// what is left is the requests and the order they wait in.
+    Reused,
+}
+
+/// Median wall time of 7 runs of [`SCENARIO`] after one uncounted warm-up run (the servers
+/// warm up, the emulator builds its static answers), and one of those runs for its stats.
+async fn timed_runs(delay: Duration, answers: Answers) -> (Duration, LiveRun, LiveSetup) {
+    let live = LiveSetup::start(delay, answers).await;
     live.karpdoctor();
     let runs: Vec<LiveRun> = (0..7).map(|_| live.karpdoctor()).collect();
     assert!(runs.iter().all(|r| r.code == live.expected_code));
     let wall = median(runs.iter().map(|r| r.wall).collect());
-    let rounds = runs.iter().map(|r| r.rounds).max().unwrap_or(0);
-    let bound = LATENCY * rounds;
-    let fast = LiveSetup::start(Duration::ZERO).await;
-    fast.karpdoctor();
-    let unproxied = median((0..7).map(|_| fast.karpdoctor().wall).collect());
-    drop(fast);
+    let deepest = runs.into_iter().max_by_key(|r| r.rounds).unwrap();
+    (wall, deepest, live)
+}
+
+async fn latency() {
+    // 3. Latency: every request through a proxy adding 50 ms, with the emulator computing
+    //    every answer and with it reusing answers to repeated reads.
+    let (computed, run, live) = timed_runs(LATENCY, Answers::Computed).await;
+    let (computed_fast, _, _) = timed_runs(Duration::ZERO, Answers::Computed).await;
+    let (reused, reused_run, _) = timed_runs(LATENCY, Answers::Reused).await;
+    let (reused_fast, _, _) = timed_runs(Duration::ZERO, Answers::Reused).await;
+    let bound = |r: &LiveRun| LATENCY * r.rounds;
+    let ratio = |wall: Duration, r: &LiveRun| wall.as_secs_f64() / bound(r).as_secs_f64().max(1e-9);
     println!("\n### Latency: `{SCENARIO}` live, +50 ms per request (median of 7)\n");
-    println!("| | value |\n|---|---|");
-    println!("| wall time, +50 ms per request | {} |", ms(wall));
-    println!("| wall time, no added latency | {} |", ms(unproxied));
     println!(
-        "| API requests | {} ({}) |",
-        runs[0].calls, runs[0].per_service
+        "| | emulator computes every answer | emulator reuses repeated reads |\n|---|---|---|"
     );
     println!(
-        "| critical path | {rounds} rounds: {} |",
-        runs[0].path.join(" → ")
+        "| wall time, +50 ms per request | {} | {} |",
+        ms(computed),
+        ms(reused)
     );
-    println!("| lower bound (rounds × 50 ms) | {} |", ms(bound));
     println!(
-        "| ratio to the lower bound | {:.2}× (target ≤ 1.5×) |",
-        wall.as_secs_f64() / bound.as_secs_f64().max(1e-9)
+        "| wall time, no added latency | {} | {} |",
+        ms(computed_fast),
+        ms(reused_fast)
     );
+    println!(
+        "| API requests | {} ({}) | {} |",
+        run.calls, run.per_service, reused_run.calls
+    );
+    println!(
+        "| critical path | {} rounds: {} | {} rounds: {} |",
+        run.rounds,
+        run.path.join(" → "),
+        reused_run.rounds,
+        reused_run.path.join(" → ")
+    );
+    println!(
+        "| lower bound (rounds × 50 ms) | {} | {} |",
+        ms(bound(&run)),
+        ms(bound(&reused_run))
+    );
+    println!(
+        "| ratio to the lower bound (target ≤ 1.5×) | {:.2}× | {:.2}× |",
+        ratio(computed, &run),
+        ratio(reused, &reused_run)
+    );
+    let wall = computed;
 
     // 4. The same diagnosis by hand: the troubleshooting guide's commands, one after another.
     if !part("manual") {
@@ -242,6 +277,8 @@ struct LiveSetup {
     aws_url: String,
     caller: Vec<(&'static str, String)>,
     expected_code: i32,
+    /// Delay and answers, for file names.
+    name: String,
 }
 
 struct LiveRun {
@@ -254,8 +291,11 @@ struct LiveRun {
 }
 
 impl LiveSetup {
-    async fn start(delay: Duration) -> LiveSetup {
-        let emulator = Emulator::start();
+    async fn start(delay: Duration, answers: Answers) -> LiveSetup {
+        let emulator = match answers {
+            Answers::Computed => Emulator::start(),
+            Answers::Reused => Emulator::start_with(&[("KARPMOTO_REUSE_READS", "1")]),
+        };
         let bundle = read_json(&fixture_bundle(SCENARIO));
         seed_aws(&emulator.url, &bundle).await;
         let caller = caller_env(&emulator.url, &bundle).await;
@@ -265,7 +305,16 @@ impl LiveSetup {
         let aws_addr: SocketAddr = emulator.url.trim_start_matches("http://").parse().unwrap();
         let kube_proxy = LatencyProxy::start(server.addr, delay).await.unwrap();
         let aws_proxy = LatencyProxy::start(aws_addr, delay).await.unwrap();
-        let path = scratch("bench-live").join(format!("kubeconfig-{}", delay.as_millis()));
+        // Setups run side by side: each has its own files.
+        let name = format!(
+            "{}ms-{}",
+            delay.as_millis(),
+            match answers {
+                Answers::Computed => "computed",
+                Answers::Reused => "reused",
+            }
+        );
+        let path = scratch("bench-live").join(format!("kubeconfig-{name}"));
         std::fs::write(
             &path,
             server
@@ -287,6 +336,7 @@ impl LiveSetup {
             kubeconfig: path.display().to_string(),
             caller,
             expected_code: expected["exitCode"].as_i64().unwrap_or(0) as i32,
+            name,
         }
     }
 
@@ -303,6 +353,12 @@ impl LiveSetup {
             karpdoctor(&["--region", "us-west-2", "-o", "json", "-v"], &env)
         });
         let wall = started.elapsed();
+        if std::env::var_os("KARPDOCTOR_BENCH_VERBOSE").is_some() {
+            // The last run's report, for reading its `stats` (when each fact started, its
+            // requests and rounds) after the benchmark.
+            let report = scratch("bench-live").join(format!("report-{}.json", self.name));
+            std::fs::write(report, &out.stdout).unwrap();
+        }
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
         let stats = &report["stats"];

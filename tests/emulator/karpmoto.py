@@ -10,6 +10,7 @@ what is added and where it deviates from real AWS.
 from __future__ import annotations
 
 import argparse
+import io
 import ipaddress
 import json
 import logging
@@ -17,6 +18,7 @@ import os
 import re
 import sys
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -59,6 +61,7 @@ from moto.kms import responses as kms_responses  # noqa: E402
 from moto.kms.exceptions import AlreadyExistsException  # noqa: E402
 from moto.kms.exceptions import ValidationException as KmsValidationException  # noqa: E402
 from moto.organizations.models import organizations_backends  # noqa: E402
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication  # noqa: E402
 from moto.server import main as moto_main  # noqa: E402
 from moto.ssm.models import SimpleSystemManagerBackend  # noqa: E402
 
@@ -1202,7 +1205,115 @@ class _StartupAndProblemsOnly(logging.Filter):
         return record.levelno >= logging.WARNING or "Running on" in record.getMessage()
 
 
+def _request_body(environ):
+    """Reads the request body and puts it back, so moto still sees it."""
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    if length:
+        body = environ["wsgi.input"].read(length)
+    elif environ.get("wsgi.input_terminated"):  # chunked: the stream ends with the body
+        body = environ["wsgi.input"].read()
+    else:
+        body = b""
+    environ["wsgi.input"] = io.BytesIO(body)
+    return body
+
+
+def _operation(environ, body):
+    """(service, operation) of a request, from its signature scope and its protocol: the
+    X-Amz-Target header (JSON services), the Action parameter (query services), or the method
+    and path (REST services such as EKS)."""
+    scope = re.search(r"Credential=[^/]+/[^/]+/[^/]+/([^/]+)/", environ.get("HTTP_AUTHORIZATION", ""))
+    service = scope.group(1) if scope else "?"
+    target = environ.get("HTTP_X_AMZ_TARGET", "")
+    if target:
+        return service, target.rsplit(".", 1)[-1]
+    action = re.search(r"(?:^|&)Action=([A-Za-z]+)", body.decode("latin-1")) or re.search(
+        r"(?:^|&)Action=([A-Za-z]+)", environ.get("QUERY_STRING", "")
+    )
+    if action:
+        return service, action.group(1)
+    return service, f"{environ.get('REQUEST_METHOD')} {environ.get('PATH_INFO')}"
+
+
+_READ_PREFIXES = ("Describe", "Get", "List", "Simulate", "GET ")
+
+
+def _profiled(call):
+    """Appends the handling time of each request moto answers to the file named by
+    KARPMOTO_PROFILE (tab-separated: service, operation, milliseconds): which emulated
+    operations a benchmark waits on."""
+    path = os.environ["KARPMOTO_PROFILE"]
+    lock = threading.Lock()
+
+    def timed(self, environ, start_response):
+        service, operation = _operation(environ, _request_body(environ))
+        started = time.perf_counter()
+        try:
+            return (b"".join(call(self, environ, start_response)),)
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            with lock, open(path, "a") as out:
+                out.write(f"{service}\t{operation}\t{elapsed:.1f}\n")
+
+    return timed
+
+
+def _reusing_reads(call):
+    """KARPMOTO_REUSE_READS=1: a read (Describe*, Get*, List*, Simulate*, a REST GET) repeated
+    byte for byte by the same caller gets the first successful answer again, until any other
+    request (a write) forgets them all. For the latency benchmark: moto computes each answer in
+    Python, one request at a time, on the cores karpdoctor runs on; AWS does not. Reusing
+    answers leaves what the benchmark measures, the requests and the order they wait in."""
+    answers = {}
+    lock = threading.Lock()
+
+    def reuse(self, environ, start_response):
+        body = _request_body(environ)
+        _service, operation = _operation(environ, body)
+        if not operation.startswith(_READ_PREFIXES):
+            with lock:
+                answers.clear()
+            return call(self, environ, start_response)
+        # The signature (Authorization, X-Amz-Date) changes with every request: the key is what
+        # the request asks, and who asks it.
+        credential = re.search(r"Credential=([^,]+)/\d{8}/", environ.get("HTTP_AUTHORIZATION", ""))
+        key = (
+            credential.group(1) if credential else None,
+            environ.get("HTTP_X_MOTO_ACCOUNT_ID"),
+            environ.get("HTTP_HOST"),
+            operation,
+            environ.get("PATH_INFO"),
+            environ.get("QUERY_STRING"),
+            environ.get("HTTP_X_AMZ_TARGET"),
+            body,
+        )
+        with lock:
+            answer = answers.get(key)
+        if answer is None:
+            seen = {}
+
+            def keep(status, headers, exc_info=None):
+                seen["status"], seen["headers"] = status, list(headers)
+                return start_response(status, headers, exc_info)
+
+            payload = b"".join(call(self, environ, keep))
+            if seen.get("status", "").startswith("200"):
+                with lock:
+                    answers[key] = (seen["status"], seen["headers"], payload)
+            return (payload,)
+        status, headers, payload = answer
+        start_response(status, headers)
+        return (payload,)
+
+    return reuse
+
+
 def install():
+    # The profile sees only the requests moto computes, not the answers reused.
+    if os.environ.get("KARPMOTO_PROFILE"):
+        DomainDispatcherApplication.__call__ = _profiled(DomainDispatcherApplication.__call__)
+    if os.environ.get("KARPMOTO_REUSE_READS") == "1":
+        DomainDispatcherApplication.__call__ = _reusing_reads(DomainDispatcherApplication.__call__)
     IamResponse.simulate_principal_policy = simulate_principal_policy
     IamResponse.simulate_custom_policy = simulate_custom_policy
     # moto derives the name from the service prefix ("AWSServiceRoleForspot").

@@ -1512,3 +1512,45 @@ def test_denied_actions_for_queue_rule_fargate_and_instance_type_facts(tmp_path,
         assert events.list_rules()["Rules"][0]["Name"] == "spot"
         assert eks.describe_cluster(name="demo")["cluster"]["name"] == "demo"
         assert ec2.describe_availability_zones()["AvailabilityZones"]
+
+
+def test_reused_reads_repeat_the_first_answer_until_a_write(tmp_path, account):
+    """KARPMOTO_REUSE_READS=1 (the latency benchmark's emulator) answers a repeated read with
+    its first answer, and forgets every answer at the first write. KARPMOTO_PROFILE lists the
+    requests moto itself answered, so it shows which were reused."""
+    profile = tmp_path / "profile.tsv"
+    with running_karpmoto(tmp_path, KARPMOTO_REUSE_READS="1", KARPMOTO_PROFILE=str(profile)) as url:
+        sts, ec2 = client_for(url, account, "sts"), client_for(url, account, "ec2")
+        answered = lambda: [tuple(line.split("\t")[:2]) for line in profile.read_text().splitlines()]  # noqa: E731
+
+        me = sts.get_caller_identity()
+        assert sts.get_caller_identity()["Arn"] == me["Arn"]
+        assert answered() == [("sts", "GetCallerIdentity")], "the second call was answered from the first"
+
+        vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
+        listed = lambda: sorted(s["SubnetId"] for s in ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["Subnets"])  # noqa: E731
+        assert listed() == []
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24")["Subnet"]["SubnetId"]
+        assert listed() == [subnet], "a write forgets the answers read before it"
+        assert listed() == [subnet]
+        # Another account asks something else, even with the same bytes.
+        other = client_for(url, str(next(ACCOUNTS)), "ec2")
+        assert other.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["Subnets"] == []
+        assert answered() == [
+            ("sts", "GetCallerIdentity"),
+            ("ec2", "CreateVpc"),
+            ("ec2", "DescribeSubnets"),
+            ("ec2", "CreateSubnet"),
+            ("ec2", "DescribeSubnets"),
+            ("ec2", "DescribeSubnets"),
+        ]
+        assert all(float(line.split("\t")[2]) >= 0 for line in profile.read_text().splitlines())
+
+
+def test_without_reuse_every_read_is_answered(tmp_path, account):
+    profile = tmp_path / "profile.tsv"
+    with running_karpmoto(tmp_path, KARPMOTO_PROFILE=str(profile)) as url:
+        sts = client_for(url, account, "sts")
+        sts.get_caller_identity()
+        sts.get_caller_identity()
+        assert [line.split("\t")[1] for line in profile.read_text().splitlines()] == ["GetCallerIdentity"] * 2
