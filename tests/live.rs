@@ -102,9 +102,16 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
             );
         }
 
-        // Every fact was fetched once, however many checks read it.
+        // Every fact was fetched once, however many checks read it, and made requests that
+        // were counted for it, in rounds (the critical path is built from them; Kubernetes
+        // requests used to go uncounted).
         for fact in live_json["stats"]["facts"].as_array().unwrap() {
             assert_eq!(fact["fetches"], 1, "{name}: {fact}");
+            let (calls, rounds) = (fact["calls"].as_u64(), fact["rounds"].as_u64());
+            assert!(
+                rounds.is_some_and(|r| r >= 1) && calls >= rounds,
+                "{name}: a fetched fact with no request or round: {fact}"
+            );
         }
         for op in live_json["stats"]["operations"].as_object().unwrap().keys() {
             operations.insert(op.clone());

@@ -1241,14 +1241,16 @@ impl Live {
 /// A `kube::Client` whose every request passes the read-only guard first.
 pub fn guarded_kube_client(config: kube::Config, log: ApiLog) -> Result<kube::Client, Error> {
     let filter = tower::filter::FilterLayer::new(crate::guard::kube_filter(log));
-    // Inside the guard, so only requests that pass it are counted for their fact.
-    let in_flight = tower::util::MapFutureLayer::new(|response| {
+    // Inside the guard, so only requests that pass it are counted for their fact. kube's
+    // client buffers requests: this layer is called in the buffer's worker task, but the
+    // response future it returns is awaited by the task that made the request. The fact being
+    // fetched is a task-local of that task, so the request is marked when that future is
+    // first polled, not when the layer is called.
+    let in_flight = tower::util::MapFutureLayer::new(|response| async move {
         let mark = crate::guard::InFlight::start();
-        async move {
-            let out = response.await;
-            drop(mark);
-            out
-        }
+        let out = response.await;
+        drop(mark);
+        out
     });
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(|e| Error::Kubeconfig {
