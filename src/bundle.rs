@@ -211,7 +211,7 @@ impl<V> Bundle<V> {
 }
 
 /// A fact's value in a replay: the JSON text as the file had it, parsed when a check first asks
-/// (the text of a 33 MB bundle is a tenth of its tree), or a tree already in memory.
+/// (text takes several times less memory than the tree parsed from it), or a tree already in memory.
 #[derive(Clone, Debug)]
 pub enum Stored {
     Text(Box<RawValue>),

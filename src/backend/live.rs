@@ -975,8 +975,9 @@ impl Live {
             FactKey::Ec2InstanceTypes => {
                 use aws_sdk_ec2::types::Filter;
                 let ec2 = &self.aws().await?.ec2;
-                // A region has 1,000–1,400 types and a page holds at most 100, each page waiting
-                // for the one before: as one list this is the longest chain of requests in a run.
+                // A large region lists about a thousand types or more (the emulator's us-west-2:
+                // 14 pages) and a page holds at most 100, each page waiting for the one before:
+                // as one list this is the longest chain of requests in a run.
                 // Disjoint name slices, listed side by side, take three pages at most.
                 let slices = instance_type_slices().into_iter().map(|patterns| async move {
                     let filter = Filter::builder()
@@ -1388,7 +1389,6 @@ pub const EC2NODECLASSES: KubeResource = KubeResource {
     plural: "ec2nodeclasses",
 };
 
-/// EC2 tags as a map (keys are unique per resource).
 /// Characters EC2 instance type names are made of.
 const TYPE_NAME_CHARS: &str = "abcdefghijklmnopqrstuvwxyz0123456789-.";
 
@@ -1418,6 +1418,7 @@ fn instance_type_slices() -> Vec<Vec<String>> {
     slices
 }
 
+/// EC2 tags as a map (keys are unique per resource).
 fn ec2_tags(tags: &[aws_sdk_ec2::types::Tag]) -> serde_json::Map<String, Value> {
     tags.iter()
         .filter_map(|t| Some((t.key()?.to_string(), json!(t.value().unwrap_or_default()))))

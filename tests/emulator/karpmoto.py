@@ -1265,15 +1265,24 @@ def _reusing_reads(call):
     Python, one request at a time, on the cores karpdoctor runs on; AWS does not. Reusing
     answers leaves what the benchmark measures, the requests and the order they wait in."""
     answers = {}
+    generation = [0]
     lock = threading.Lock()
 
     def reuse(self, environ, start_response):
         body = _request_body(environ)
         _service, operation = _operation(environ, body)
         if not operation.startswith(_READ_PREFIXES):
+            # A write starts a new generation when it begins and when it ends; a read answered
+            # across either is not kept, as it may show the state from before the write.
             with lock:
                 answers.clear()
-            return call(self, environ, start_response)
+                generation[0] += 1
+            try:
+                return (b"".join(call(self, environ, start_response)),)
+            finally:
+                with lock:
+                    answers.clear()
+                    generation[0] += 1
         # The signature (Authorization, X-Amz-Date) changes with every request: the key is what
         # the request asks, and who asks it.
         credential = re.search(r"Credential=([^,]+)/\d{8}/", environ.get("HTTP_AUTHORIZATION", ""))
@@ -1289,6 +1298,7 @@ def _reusing_reads(call):
         )
         with lock:
             answer = answers.get(key)
+            began = generation[0]
         if answer is None:
             seen = {}
 
@@ -1297,8 +1307,8 @@ def _reusing_reads(call):
                 return start_response(status, headers, exc_info)
 
             payload = b"".join(call(self, environ, keep))
-            if seen.get("status", "").startswith("200"):
-                with lock:
+            with lock:
+                if seen.get("status", "").startswith("200") and generation[0] == began:
                     answers[key] = (seen["status"], seen["headers"], payload)
             return (payload,)
         status, headers, payload = answer
