@@ -10,7 +10,7 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::backend::Backend;
 use crate::backend::live::{Live, LiveOptions};
 use crate::backend::recorded::Recorded;
-use crate::bundle::{Bundle, Stored};
+use crate::bundle::Bundle;
 use crate::check::CheckInfo;
 use crate::cli::{
     CheckArgs, Cli, ColorArg, Command, ExplainArgs, ListArgs, ListOutput, Output, PermissionsArgs,
@@ -19,6 +19,7 @@ use crate::cli::{
 use crate::context::Context;
 use crate::engine::{self, Outcome, RunOptions};
 use crate::error::Error;
+use crate::facts::Stored;
 use crate::facts::{FactError, FactKind};
 use crate::guard::ApiLog;
 use crate::model::ControllerDeployment;
@@ -199,7 +200,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         })?;
     }
     if let Some(path) = &target.record {
-        let mut bundle = Bundle::of_run(&out.context, out.report.target.clone());
+        let mut bundle = out.context.bundle(out.report.target.clone());
         if let Some(r) = redactor.as_mut() {
             bundle = r.document(&bundle).ok_or_else(|| Error::Internal {
                 message: "redacting the bundle failed".to_string(),

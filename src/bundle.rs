@@ -10,10 +10,9 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::facts::{FactError, FactKey};
+use crate::facts::{FactError, FactKey, Stored};
 use crate::target::{Hints, Target};
 
 /// Bumped when a reader of the previous version could not load a new bundle.
@@ -119,15 +118,6 @@ impl<V> FactOutcome<V> {
 }
 
 impl Bundle {
-    /// The recording of a run: its hints and facts, stamped with the moment the facts
-    /// describe (a recording of a replay keeps the original moment, so age-based judgements,
-    /// such as conditions stuck for minutes, replay the same).
-    pub fn of_run(context: &crate::context::Context, target: Target) -> Self {
-        let mut bundle = Bundle::new(context.hints().clone(), target, context.recording());
-        bundle.recorded_at = Some(context.now().to_string());
-        bundle
-    }
-
     pub fn new(
         hints: Hints,
         target: Target,
@@ -207,38 +197,6 @@ impl<V> Bundle<V> {
             .into_iter()
             .map(|e| (e.fact, e.outcome.into_result()))
             .collect()
-    }
-}
-
-/// A fact's value in a replay: the JSON text as the file had it, parsed when a check first asks
-/// (text takes several times less memory than the tree parsed from it), or a tree already in memory.
-#[derive(Clone, Debug)]
-pub enum Stored {
-    Text(Box<RawValue>),
-    Tree(Value),
-}
-
-impl Stored {
-    pub fn into_value(self) -> Result<Value, serde_json::Error> {
-        match self {
-            Stored::Text(raw) => serde_json::from_str(raw.get()),
-            Stored::Tree(v) => Ok(v),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Stored {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Box::<RawValue>::deserialize(d).map(Stored::Text)
-    }
-}
-
-impl Serialize for Stored {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Stored::Text(raw) => raw.serialize(s),
-            Stored::Tree(v) => v.serialize(s),
-        }
     }
 }
 

@@ -17,7 +17,8 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::backend::Backend;
-use crate::bundle::Stored;
+use crate::bundle::Bundle;
+use crate::facts::Stored;
 use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
     Ec2Filter, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey, FactKind,
@@ -142,6 +143,15 @@ impl Context {
 
     pub fn set_target(&self, target: Target) {
         *lock(&self.target) = target;
+    }
+
+    /// The recording of this run as a bundle: its hints and facts, stamped with the moment the
+    /// facts describe (a recording of a replay keeps the original moment, so age-based
+    /// judgements, such as conditions stuck for minutes, replay the same).
+    pub fn bundle(&self, target: Target) -> Bundle {
+        let mut bundle = Bundle::new(self.hints.clone(), target, self.recording());
+        bundle.recorded_at = Some(self.now.to_string());
+        bundle
     }
 
     /// Every fact fetched so far with its raw value or error (only when recording).

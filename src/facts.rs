@@ -9,6 +9,8 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// What to read. Serialized as an externally tagged object, e.g.
 /// `{"pods": {"namespace": "karpenter", "labelSelector": "app=karpenter"}}`, which is how
@@ -928,4 +930,36 @@ pub struct KubeVersion {
     pub major: String,
     pub minor: String,
     pub git_version: String,
+}
+
+/// A fact's value in a replay: the JSON text as the file had it, parsed when a check first asks
+/// (text takes several times less memory than the tree parsed from it), or a tree already in memory.
+#[derive(Clone, Debug)]
+pub enum Stored {
+    Text(Box<RawValue>),
+    Tree(Value),
+}
+
+impl Stored {
+    pub fn into_value(self) -> Result<Value, serde_json::Error> {
+        match self {
+            Stored::Text(raw) => serde_json::from_str(raw.get()),
+            Stored::Tree(v) => Ok(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Stored {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Stored::Text)
+    }
+}
+
+impl Serialize for Stored {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Stored::Text(raw) => raw.serialize(s),
+            Stored::Tree(v) => v.serialize(s),
+        }
+    }
 }

@@ -200,7 +200,7 @@ async fn checks_read_exactly_the_facts_they_declare() {
 async fn recording_a_replay_replays_to_the_same_report() {
     for name in scenarios() {
         let (out, _) = run(&name).await;
-        let recorded = Bundle::of_run(&out.context, out.report.target.clone());
+        let recorded = out.context.bundle(out.report.target.clone());
         let again = app::run_bundle(recorded, &ReportArgs::default(), false)
             .await
             .expect("replay of the recording");

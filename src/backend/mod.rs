@@ -4,7 +4,7 @@
 pub mod live;
 pub mod recorded;
 
-use crate::bundle::Stored;
+use crate::facts::Stored;
 use crate::facts::{FactError, FactKey};
 
 pub enum Backend {

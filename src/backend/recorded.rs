@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::bundle::{Bundle, Stored};
+use crate::bundle::Bundle;
+use crate::facts::Stored;
 use crate::facts::{FactError, FactKey};
 
 pub struct Recorded {
