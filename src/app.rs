@@ -19,8 +19,7 @@ use crate::cli::{
 use crate::context::Context;
 use crate::engine::{self, Outcome, RunOptions};
 use crate::error::Error;
-use crate::facts::Stored;
-use crate::facts::{FactError, FactKind};
+use crate::facts::{ApiService, FactError, FactKind, Stored};
 use crate::guard::ApiLog;
 use crate::model::ControllerDeployment;
 use crate::registry::{self, Selector};
@@ -257,7 +256,13 @@ async fn record_history(ctx: &Context, report: &mut Report, name: &str) {
             None
         }
     });
-    let doc = crate::history::merge(previous.as_ref(), report, &report.started_at.clone());
+    let (doc, notes) = crate::history::merge(
+        previous.as_ref(),
+        report.findings(),
+        &report.concluded(),
+        &report.started_at,
+    );
+    report.annotate(notes);
     let text = serde_json::to_string(&doc).unwrap_or_default();
     if let Err(e) = live.write_history(cm, text).await {
         report.errors.push(e);
@@ -380,7 +385,7 @@ pub async fn execute(
         })
     });
     // Kubernetes facts that need no parameter start now; AWS ones once the region is known.
-    engine::prefetch(&ctx, checks, |svc| svc == "kubernetes");
+    engine::prefetch(&ctx, checks, |svc| svc == ApiService::Kubernetes);
     // Target resolution and the permission self-check both start from the controller
     // Deployment, then go their own ways (AWS identity and cluster; access reviews).
     let (resolved, denied) = tokio::join!(
@@ -591,7 +596,7 @@ async fn resolve_target(
     let hints = ctx.hints().clone();
     if !needs_kube {
         let resolved = resolve_aws_target(ctx, &hints, notes).await;
-        engine::prefetch(ctx, checks, |svc| svc != "kubernetes");
+        engine::prefetch(ctx, checks, |svc| svc != ApiService::Kubernetes);
         return resolved;
     }
     let kube_version = match ctx.kube_version().await {
@@ -660,7 +665,7 @@ async fn resolve_target(
         return Ok((target, notes));
     }
     // The region is known: AWS facts that need no parameter can start.
-    engine::prefetch(ctx, checks, |svc| svc != "kubernetes");
+    engine::prefetch(ctx, checks, |svc| svc != ApiService::Kubernetes);
     // Who karpdoctor is and whether the cluster exists do not depend on each other.
     let cluster_of_run = match (&cluster, &region) {
         (Some(c), Some(_)) if needs_aws => Some(c.clone()),

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::{CheckCx, CheckInfo, Finding};
 use crate::context::Context;
-use crate::facts::{FactError, FactKind};
+use crate::facts::{ApiService, FactError, FactKind};
 
 /// The outcome of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -91,7 +91,7 @@ pub async fn run(
                 };
             }
             let handle = tokio::spawn(async move {
-                let cx = CheckCx { ctx, info };
+                let cx = CheckCx::new(ctx, info);
                 crate::context::chained(
                     crate::context::CURRENT_CHECK
                         .scope(info.code, tokio::time::timeout(budget, (info.run)(&cx))),
@@ -141,7 +141,11 @@ pub async fn run(
 /// `service` (`kubernetes`, `iam`, `ec2`, …), so that checks which read several facts one
 /// after another find them already in flight. Calling it again for a fact already asked for
 /// fetches nothing more: the context fetches each fact once.
-pub fn prefetch(ctx: &Arc<Context>, checks: &[&'static CheckInfo], service: impl Fn(&str) -> bool) {
+pub fn prefetch(
+    ctx: &Arc<Context>,
+    checks: &[&'static CheckInfo],
+    service: impl Fn(ApiService) -> bool,
+) {
     let mut kinds: Vec<FactKind> = checks
         .iter()
         .flat_map(|c| c.needs.iter().copied())
@@ -179,7 +183,10 @@ pub fn judge(
             duration,
         },
         Ok(findings) => {
-            let mut findings: Vec<Finding> = findings.into_iter().map(|f| f.finish(info)).collect();
+            let mut findings: Vec<Finding> = findings
+                .into_iter()
+                .map(|f| f.finish(info.code, info.severity))
+                .collect();
             findings.sort_by(|a, b| {
                 (b.severity, &a.object, &a.message).cmp(&(a.severity, &b.object, &b.message))
             });

@@ -11,9 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::Severity;
-use crate::engine::Status;
-use crate::report::Report;
+use crate::finding::{Finding, HistoryState, Severity};
 
 /// The key in the ConfigMap's `data` that holds the document.
 pub const DATA_KEY: &str = "last-run.json";
@@ -47,8 +45,30 @@ pub struct Resolved {
     pub resolved_at: String,
 }
 
-/// Marks the report's findings against `previous` and returns the document to store.
-pub fn merge(previous: Option<&HistoryDoc>, report: &mut Report, now: &str) -> HistoryDoc {
+/// How one finding of this run stands against the last run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub state: HistoryState,
+    pub first_seen: String,
+}
+
+/// What the history says about this run, for the report to show: a mark per finding, by
+/// code and object, and the previous findings that are gone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Annotations {
+    pub marks: BTreeMap<(String, String), Mark>,
+    pub resolved: Vec<Resolved>,
+}
+
+/// Marks this run's `findings` against `previous` and returns the document to store with the
+/// annotations for the report. `concluded` holds the codes of the checks that passed or
+/// failed this run: only their previous findings can be resolved.
+pub fn merge<'a>(
+    previous: Option<&HistoryDoc>,
+    findings: impl IntoIterator<Item = &'a Finding>,
+    concluded: &BTreeSet<String>,
+    now: &str,
+) -> (HistoryDoc, Annotations) {
     let before: BTreeMap<(&str, &str), &Entry> = previous
         .map(|p| {
             p.findings
@@ -57,44 +77,37 @@ pub fn merge(previous: Option<&HistoryDoc>, report: &mut Report, now: &str) -> H
                 .collect()
         })
         .unwrap_or_default();
-    let concluded: BTreeSet<&str> = report
-        .checks
-        .iter()
-        .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
-        .map(|c| c.code.as_str())
-        .collect();
-    let concluded: BTreeSet<String> = concluded.into_iter().map(str::to_string).collect();
-
+    let mut notes = Annotations::default();
     let mut stored = Vec::new();
-    let mut seen_now = BTreeSet::new();
-    for f in report.checks.iter_mut().flat_map(|c| c.findings.iter_mut()) {
-        let first_seen = match before.get(&(f.code.as_str(), f.object.as_str())) {
-            Some(prev) => {
-                f.history = Some("ongoing".to_string());
-                prev.first_seen.clone()
-            }
-            None => {
-                f.history = Some("new".to_string());
-                now.to_string()
-            }
+    for f in findings {
+        let mark = match before.get(&(f.code.as_str(), f.object.as_str())) {
+            Some(prev) => Mark {
+                state: HistoryState::Ongoing,
+                first_seen: prev.first_seen.clone(),
+            },
+            None => Mark {
+                state: HistoryState::New,
+                first_seen: now.to_string(),
+            },
         };
-        f.first_seen = Some(first_seen.clone());
-        seen_now.insert((f.code.clone(), f.object.clone()));
         stored.push(Entry {
             code: f.code.clone(),
             object: f.object.clone(),
             message: f.message.clone(),
             severity: f.severity,
-            first_seen,
+            first_seen: mark.first_seen.clone(),
         });
+        notes.marks.insert((f.code.clone(), f.object.clone()), mark);
     }
-    let mut resolved = Vec::new();
     for prev in before.values() {
-        if seen_now.contains(&(prev.code.clone(), prev.object.clone())) {
+        if notes
+            .marks
+            .contains_key(&(prev.code.clone(), prev.object.clone()))
+        {
             continue;
         }
         if concluded.contains(&prev.code) {
-            resolved.push(Resolved {
+            notes.resolved.push(Resolved {
                 code: prev.code.clone(),
                 object: prev.object.clone(),
                 message: prev.message.clone(),
@@ -106,13 +119,13 @@ pub fn merge(previous: Option<&HistoryDoc>, report: &mut Report, now: &str) -> H
             stored.push((*prev).clone());
         }
     }
-    report.resolved = Some(resolved);
     stored.sort_by(|a, b| (&a.code, &a.object).cmp(&(&b.code, &b.object)));
-    HistoryDoc {
+    let doc = HistoryDoc {
         version: 1,
         run_at: now.to_string(),
         findings: stored,
-    }
+    };
+    (doc, notes)
 }
 
 /// karpdoctor's own namespace: `KARPDOCTOR_NAMESPACE` (set from the downward API in
@@ -133,87 +146,55 @@ pub fn own_namespace() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::Finding;
-    use crate::engine::Outcome;
-    use crate::registry::find;
-    use std::time::Duration;
 
-    fn report(failing: &[(&str, &str)], unknown: &[&str]) -> Report {
-        let outcomes: Vec<Outcome> = ["KD1001", "KD1002", "KD4001"]
-            .iter()
-            .map(|code| {
-                let info = find(code).unwrap();
-                let findings: Vec<Finding> = failing
-                    .iter()
-                    .filter(|(c, _)| c == code)
-                    .map(|(_, obj)| Finding::new(*obj, "broken").finish(info))
-                    .collect();
-                let status = if unknown.contains(code) {
-                    Status::Unknown
-                } else if findings.is_empty() {
-                    Status::Pass
-                } else {
-                    Status::Fail
-                };
-                Outcome {
-                    info,
-                    status,
-                    reason: None,
-                    missing_permission: None,
-                    findings,
-                    duration: Duration::ZERO,
-                }
-            })
-            .collect();
-        Report::new(
-            "live",
-            Default::default(),
-            &outcomes,
-            jiff::Timestamp::UNIX_EPOCH,
-        )
+    fn finding(code: &str, object: &str) -> Finding {
+        Finding::new(object, "broken").finish(code, Severity::Error)
     }
 
-    fn states(r: &Report) -> Vec<(String, String, String)> {
-        r.findings()
-            .map(|f| {
-                (
-                    f.object.clone(),
-                    f.history.clone().unwrap(),
-                    f.first_seen.clone().unwrap(),
-                )
-            })
+    fn concluded(codes: &[&str]) -> BTreeSet<String> {
+        codes.iter().map(|c| c.to_string()).collect()
+    }
+
+    fn states(notes: &Annotations) -> Vec<(String, HistoryState, String)> {
+        notes
+            .marks
+            .iter()
+            .map(|((_, object), m)| (object.clone(), m.state, m.first_seen.clone()))
             .collect()
     }
 
+    const ALL: &[&str] = &["KD1001", "KD1002", "KD4001"];
+
     #[test]
     fn new_then_ongoing_then_resolved() {
-        let mut r1 = report(&[("KD1001", "Pod/a")], &[]);
-        let d1 = merge(None, &mut r1, "t1");
-        assert_eq!(states(&r1), [("Pod/a".into(), "new".into(), "t1".into())]);
-
-        let mut r2 = report(&[("KD1001", "Pod/a"), ("KD4001", "NodePool/x")], &[]);
-        let d2 = merge(Some(&d1), &mut r2, "t2");
+        let (d1, n1) = merge(None, &[finding("KD1001", "Pod/a")], &concluded(ALL), "t1");
         assert_eq!(
-            states(&r2),
+            states(&n1),
+            [("Pod/a".into(), HistoryState::New, "t1".into())]
+        );
+
+        let run2 = [finding("KD1001", "Pod/a"), finding("KD4001", "NodePool/x")];
+        let (d2, n2) = merge(Some(&d1), &run2, &concluded(ALL), "t2");
+        assert_eq!(
+            states(&n2),
             [
-                ("Pod/a".into(), "ongoing".into(), "t1".into()),
-                ("NodePool/x".into(), "new".into(), "t2".into())
+                ("Pod/a".into(), HistoryState::Ongoing, "t1".into()),
+                ("NodePool/x".into(), HistoryState::New, "t2".into())
             ]
         );
 
-        let mut r3 = report(&[("KD4001", "NodePool/x")], &[]);
-        let d3 = merge(Some(&d2), &mut r3, "t3");
+        let run3 = [finding("KD4001", "NodePool/x")];
+        let (d3, n3) = merge(Some(&d2), &run3, &concluded(ALL), "t3");
         assert_eq!(
-            states(&r3),
-            [("NodePool/x".into(), "ongoing".into(), "t2".into())]
+            states(&n3),
+            [("NodePool/x".into(), HistoryState::Ongoing, "t2".into())]
         );
-        let resolved = r3.resolved.clone().unwrap();
-        assert_eq!(resolved.len(), 1);
+        assert_eq!(n3.resolved.len(), 1);
         assert_eq!(
             (
-                resolved[0].object.as_str(),
-                resolved[0].first_seen.as_str(),
-                resolved[0].resolved_at.as_str()
+                n3.resolved[0].object.as_str(),
+                n3.resolved[0].first_seen.as_str(),
+                n3.resolved[0].resolved_at.as_str()
             ),
             ("Pod/a", "t1", "t3")
         );
@@ -222,11 +203,10 @@ mod tests {
 
     #[test]
     fn findings_of_checks_that_could_not_conclude_are_carried_not_resolved() {
-        let mut r1 = report(&[("KD1001", "Pod/a")], &[]);
-        let d1 = merge(None, &mut r1, "t1");
-        let mut r2 = report(&[], &["KD1001"]);
-        let d2 = merge(Some(&d1), &mut r2, "t2");
-        assert!(r2.resolved.unwrap().is_empty());
+        let (d1, _) = merge(None, &[finding("KD1001", "Pod/a")], &concluded(ALL), "t1");
+        // KD1001 is unknown this run: not among the concluded checks.
+        let (d2, n2) = merge(Some(&d1), &[], &concluded(&["KD1002", "KD4001"]), "t2");
+        assert!(n2.resolved.is_empty());
         assert_eq!(d2.findings, d1.findings);
     }
 }

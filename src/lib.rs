@@ -20,6 +20,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod facts;
+pub mod finding;
 pub mod guard;
 pub mod history;
 pub mod iam;

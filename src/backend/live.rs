@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use crate::error::Error;
-use crate::facts::{FactError, FactKey};
+use crate::facts::{ApiService, FactError, FactKey};
 use crate::guard::{ApiLog, AwsGuard};
 use crate::model::is_controller_image;
 
@@ -63,17 +63,17 @@ const FAN_OUT: usize = 8;
 /// Facts fetched at once per service. IAM throttles early (simulations are batched, one call
 /// per fact, never one per action) so it gets fewer; the API server serves lists cheaply.
 /// Fan-out inside one fact adds at most [`FAN_OUT`] more requests per permit.
-fn service_limit(service: &str) -> usize {
+fn service_limit(service: ApiService) -> usize {
     match service {
-        "kubernetes" => 16,
-        "iam" => 6,
+        ApiService::Kubernetes => 16,
+        ApiService::Iam => 6,
         _ => 8,
     }
 }
 
 pub struct Live {
     kube: Option<kube::Client>,
-    limits: Mutex<std::collections::HashMap<&'static str, std::sync::Arc<tokio::sync::Semaphore>>>,
+    limits: Mutex<std::collections::HashMap<ApiService, std::sync::Arc<tokio::sync::Semaphore>>>,
     pub kube_target: KubeTarget,
     options: LiveOptions,
     region: Mutex<Option<String>>,

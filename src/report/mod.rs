@@ -6,12 +6,13 @@ pub mod markdown;
 pub mod short;
 pub mod text;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::{Category, Finding, Severity, doc_url};
 use crate::engine::{Outcome, Status};
+use crate::finding::{Category, Finding, Severity, doc_url};
+use crate::history::{Annotations, Resolved};
 use crate::target::Target;
 
 /// Version of the JSON report schema; bumped only for incompatible changes.
@@ -36,7 +37,7 @@ pub struct Report {
     pub stats: Option<Stats>,
     /// With `--history`: findings of the previous run that are gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolved: Option<Vec<crate::history::Resolved>>,
+    pub resolved: Option<Vec<Resolved>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +184,28 @@ impl Report {
 
     pub fn findings(&self) -> impl Iterator<Item = &Finding> {
         self.checks.iter().flat_map(|c| c.findings.iter())
+    }
+
+    /// The codes of the checks that concluded (passed or failed) this run: only their
+    /// previous findings can be resolved by `--history`.
+    pub fn concluded(&self) -> BTreeSet<String> {
+        self.checks
+            .iter()
+            .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
+            .map(|c| c.code.clone())
+            .collect()
+    }
+
+    /// Shows what `--history` found: each finding marked new or ongoing with the time it was
+    /// first seen, and the previous findings that are gone.
+    pub fn annotate(&mut self, notes: Annotations) {
+        for f in self.checks.iter_mut().flat_map(|c| c.findings.iter_mut()) {
+            if let Some(mark) = notes.marks.get(&(f.code.clone(), f.object.clone())) {
+                f.history = Some(mark.state);
+                f.first_seen = Some(mark.first_seen.clone());
+            }
+        }
+        self.resolved = Some(notes.resolved);
     }
 
     /// The exit code: 1 when a finding is at or above `fail_on`; else 2 when no check could

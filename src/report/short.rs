@@ -15,8 +15,7 @@ pub fn render(report: &Report) -> String {
                 for f in &c.findings {
                     let state = f
                         .history
-                        .as_deref()
-                        .map(|h| format!(" [{h}]"))
+                        .map(|h| format!(" [{}]", h.as_str()))
                         .unwrap_or_default();
                     let _ = writeln!(
                         out,

@@ -8,8 +8,8 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 use owo_colors::OwoColorize;
 
 use super::{CheckReport, Report, worst};
-use crate::check::{Category, Severity};
 use crate::engine::Status;
+use crate::finding::{Category, HistoryState, Severity};
 use crate::sanitize::{for_terminal, one_line};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -258,9 +258,11 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
         }
         Status::Fail => {
             for f in &check.findings {
-                let since = match (f.history.as_deref(), f.first_seen.as_deref()) {
-                    (Some("ongoing"), Some(first)) => format!(" (ongoing since {first})"),
-                    (Some("new"), _) => " (new)".to_string(),
+                let since = match (f.history, f.first_seen.as_deref()) {
+                    (Some(HistoryState::Ongoing), Some(first)) => {
+                        format!(" (ongoing since {first})")
+                    }
+                    (Some(HistoryState::New), _) => " (new)".to_string(),
                     _ => String::new(),
                 };
                 let _ = writeln!(

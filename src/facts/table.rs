@@ -1,0 +1,463 @@
+//! The facts table: every fact karpdoctor can read, declared once.
+//!
+//! One entry names the key (with its parameters), the constructor that types it, the type its
+//! value decodes to, the API operations that produce it, the shape its JSON must have and how
+//! messages name it. [`FactKey`], [`FactKind`] and their tables are generated from it, so a new
+//! fact is this entry, its fetcher in the live backend's service module (a compile error until
+//! it exists) and, for checks, an accessor on the context.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, ServiceAccount};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::shape::FieldType::{Bool, Str};
+use super::shape::Shape::{self, *};
+use super::*;
+use crate::iam::simulation::RawResult;
+use crate::model::{Ec2NodeClass, NodeClaim, NodePool};
+
+/// `Some(key)` for a fact without parameters (it can be prefetched), `None` otherwise.
+macro_rules! parameterless {
+    ($name:ident) => {
+        Some(FactKey::$name)
+    };
+    ($name:ident { $($field:ident)* }) => {
+        None
+    };
+}
+
+macro_rules! facts {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $({ $( $(#[$fattr:meta])* $field:ident : $fty:ty ),* $(,)? })?
+            => fn $ctor:ident -> $value:ty;
+            ops [$($op:expr),* $(,)?];
+            shape $shape:expr;
+            display |$f:ident| $display:expr;
+    )*) => {
+        /// What to read. Serialized as an externally tagged object, e.g.
+        /// `{"pods": {"namespace": "karpenter", "labelSelector": "app=karpenter"}}`, which is
+        /// how bundles and fixtures name their facts.
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
+        pub enum FactKey {
+            $( $(#[$doc])* $name $({ $( $(#[$fattr])* $field: $fty ),* })?, )*
+        }
+
+        /// A fact key without its parameters: what a check declares it needs.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        pub enum FactKind {
+            $( $name, )*
+        }
+
+        impl FactKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [FactKind] = &[$(FactKind::$name),*];
+
+            /// The API operations the live backend issues to produce a fact of this kind.
+            /// The read-only guard allows exactly the union of these, and nothing else.
+            pub fn operations(self) -> &'static [ApiOp] {
+                match self {
+                    $( FactKind::$name => ops![$($op),*], )*
+                }
+            }
+
+            /// What the fact's JSON must look like before it is decoded.
+            pub fn shape(self) -> Shape {
+                match self {
+                    $( FactKind::$name => $shape, )*
+                }
+            }
+
+            /// The key of this kind when it takes no parameters (such facts can be
+            /// prefetched).
+            pub fn parameterless_key(self) -> Option<FactKey> {
+                match self {
+                    $( FactKind::$name => parameterless!($name $({ $($field)* })?), )*
+                }
+            }
+
+            /// Decodes a value of this kind into the type the table declares for it.
+            pub fn decode(self, key: &FactKey, stored: Stored) -> Result<Shared, FactError> {
+                match self {
+                    $( FactKind::$name => decode::<$value>(key, stored), )*
+                }
+            }
+        }
+
+        impl FactKey {
+            pub fn kind(&self) -> FactKind {
+                match self {
+                    $( FactKey::$name $({ $($field: _),* })? => FactKind::$name, )*
+                }
+            }
+
+            $(
+                #[doc = concat!("The `", stringify!($name), "` fact, typed.")]
+                pub fn $ctor($($($field: $fty),*)?) -> Typed<$value> {
+                    Typed::new(FactKey::$name $({ $($field),* })?)
+                }
+            )*
+        }
+
+        impl fmt::Display for FactKey {
+            // A name need not use every parameter (an IAM simulation is named by its
+            // principal and action count).
+            #[allow(unused_variables)]
+            fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $( FactKey::$name $({ $($field),* })? => {
+                        let $f = &mut *formatter;
+                        $display
+                    } )*
+                }
+            }
+        }
+    };
+}
+
+facts! {
+    /// `GET /version` of the API server.
+    KubeVersion => fn kube_version -> KubeVersion;
+        // /version needs no RBAC beyond the default discovery role.
+        ops [];
+        shape Field { field: "major", ty: Str, nullable: false, what: "a version object" };
+        display |f| f.write_str("Kubernetes version");
+
+    /// Deployments that run the Karpenter controller image, in one namespace or in all.
+    ControllerDeployments { namespace: Option<String> }
+        => fn controller_deployments -> Vec<Deployment>;
+        ops [kube("list", "apps", "deployments")];
+        shape Objects;
+        display |f| match namespace {
+            None => f.write_str("controller Deployments (all namespaces)"),
+            Some(ns) => write!(f, "controller Deployments in {ns}"),
+        };
+
+    /// Pods of one namespace matching a label selector (server-side).
+    Pods { namespace: String, label_selector: String } => fn pods -> Vec<Pod>;
+        ops [kube("list", "", "pods")];
+        shape Objects;
+        display |f| write!(f, "Pods in {namespace} ({label_selector})");
+
+    /// One CustomResourceDefinition by name; absent is `null`, not an error.
+    Crd { name: String } => fn crd -> Option<CustomResourceDefinition>;
+        ops [kube("get", "apiextensions.k8s.io", "customresourcedefinitions")];
+        shape NamedOrNull;
+        display |f| write!(f, "CRD {name}");
+
+    /// `karpenter.sh/v1` NodePools.
+    NodePools => fn nodepools -> Vec<NodePool>;
+        ops [kube("list", "karpenter.sh", "nodepools")];
+        shape Objects;
+        display |f| f.write_str("NodePools");
+
+    /// `karpenter.k8s.aws/v1` EC2NodeClasses.
+    Ec2NodeClasses => fn ec2_nodeclasses -> Vec<Ec2NodeClass>;
+        ops [kube("list", "karpenter.k8s.aws", "ec2nodeclasses")];
+        shape Objects;
+        display |f| f.write_str("EC2NodeClasses");
+
+    /// `karpenter.sh/v1` NodeClaims.
+    NodeClaims => fn nodeclaims -> Vec<NodeClaim>;
+        ops [kube("list", "karpenter.sh", "nodeclaims")];
+        shape Objects;
+        display |f| f.write_str("NodeClaims");
+
+    /// `sts:GetCallerIdentity` of karpdoctor's own credentials.
+    CallerIdentity => fn caller_identity -> CallerIdentity;
+        ops [aws("sts", "GetCallerIdentity")];
+        // Decoding rejects missing fields (no serde defaults).
+        shape Decoded;
+        display |f| f.write_str("AWS caller identity");
+
+    /// `eks:DescribeCluster`; absent is `null`.
+    EksCluster { name: String } => fn eks_cluster -> Option<EksCluster>;
+        ops [aws("eks", "DescribeCluster")];
+        shape Field { field: "name", ty: Str, nullable: true, what: "a cluster with a name" };
+        display |f| write!(f, "EKS cluster {name}");
+
+    /// One ServiceAccount; absent is `null`.
+    ServiceAccount { namespace: String, name: String }
+        => fn service_account -> Option<ServiceAccount>;
+        ops [kube("get", "", "serviceaccounts")];
+        shape NamedOrNull;
+        display |f| write!(f, "ServiceAccount {namespace}/{name}");
+
+    /// `iam:GetRole`; absent is `null`.
+    IamRole { name: String } => fn iam_role -> Option<IamRole>;
+        ops [aws("iam", "GetRole")];
+        shape Field { field: "arn", ty: Str, nullable: true, what: "a role with an ARN" };
+        display |f| write!(f, "IAM role {name}");
+
+    /// One Node; absent is `null`.
+    Node { name: String } => fn node -> Option<Node>;
+        ops [kube("get", "", "nodes")];
+        shape NamedOrNull;
+        display |f| write!(f, "Node {name}");
+
+    /// `eks:DescribeAddon`; absent is `null`.
+    EksAddon { cluster: String, name: String } => fn eks_addon -> Option<EksAddon>;
+        ops [aws("eks", "DescribeAddon")];
+        shape Field { field: "name", ty: Str, nullable: true, what: "an add-on with a name" };
+        display |f| write!(f, "EKS add-on {name} of {cluster}");
+
+    /// The account's IAM OIDC identity providers (list, then get each for its URL and
+    /// audiences).
+    OidcProviders => fn oidc_providers -> Vec<OidcProvider>;
+        ops [
+            aws("iam", "ListOpenIDConnectProviders"),
+            aws("iam", "GetOpenIDConnectProvider"),
+        ];
+        shape ListOf { field: "arn", what: "providers with ARNs" };
+        display |f| f.write_str("IAM OIDC providers");
+
+    /// EKS Pod Identity associations of one ServiceAccount (list, then describe each for its
+    /// role).
+    PodIdentityAssociations { cluster: String, namespace: String, service_account: String }
+        => fn pod_identity_associations -> Vec<PodIdentityAssociation>;
+        ops [
+            aws("eks", "ListPodIdentityAssociations"),
+            aws("eks", "DescribePodIdentityAssociation"),
+        ];
+        shape ListOf { field: "roleArn", what: "associations with role ARNs" };
+        display |f| write!(
+            f,
+            "Pod Identity associations of {namespace}/{service_account} in {cluster}"
+        );
+
+    /// `eks:DescribeNodegroup`; absent is `null`.
+    EksNodegroup { cluster: String, name: String } => fn eks_nodegroup -> Option<EksNodegroup>;
+        ops [aws("eks", "DescribeNodegroup")];
+        shape Field {
+            field: "nodeRole",
+            ty: Str,
+            nullable: true,
+            what: "a node group with a node role",
+        };
+        display |f| write!(f, "EKS node group {name} of {cluster}");
+
+    /// `iam:SimulatePrincipalPolicy`: may `principal` do `actions` on `resources` given
+    /// `context`? One batched request, paged with `Marker`; the value is the raw results
+    /// (`iam::simulation::RawResult`), read with `iam::simulation::normalise`.
+    Simulation {
+        principal: String,
+        actions: Vec<String>,
+        resources: Vec<String>,
+        context: Vec<ContextEntry>,
+    } => fn simulation -> Vec<RawResult>;
+        ops [aws("iam", "SimulatePrincipalPolicy")];
+        shape ListOf { field: "action", what: "evaluation results with actions" };
+        display |f| write!(
+            f,
+            "IAM simulation of {} action(s) for {principal}",
+            actions.len()
+        );
+
+    /// Every subnet of the region (`ec2:DescribeSubnets`, paged): EC2NodeClass selectors are
+    /// re-run locally over the whole list, which also finds near misses.
+    Ec2Subnets => fn ec2_subnets -> Vec<Subnet>;
+        ops [aws("ec2", "DescribeSubnets")];
+        shape ListOf { field: "subnetId", what: "subnets with ids" };
+        display |f| f.write_str("EC2 subnets");
+
+    /// Every security group of the region (`ec2:DescribeSecurityGroups`, paged).
+    Ec2SecurityGroups => fn ec2_security_groups -> Vec<SecurityGroup>;
+        ops [aws("ec2", "DescribeSecurityGroups")];
+        shape ListOf { field: "groupId", what: "security groups with ids" };
+        display |f| f.write_str("EC2 security groups");
+
+    /// `ec2:DescribeImages` with filters and owners, as Karpenter queries one AMI selector
+    /// term (deprecated images included). Unknown ids match nothing; they are not an error.
+    Ec2Images { filters: Vec<Ec2Filter>, owners: Vec<String> } => fn ec2_images -> Vec<Image>;
+        ops [aws("ec2", "DescribeImages")];
+        shape ListOf { field: "imageId", what: "images with ids" };
+        display |f| {
+            let filters: Vec<String> = filters
+                .iter()
+                .map(|x| format!("{}={}", x.name, x.values.join("|")))
+                .collect();
+            write!(f, "EC2 images ({})", filters.join(", "))?;
+            if !owners.is_empty() {
+                write!(f, " owned by {}", owners.join(", "))?;
+            }
+            Ok(())
+        };
+
+    /// `ssm:GetParameters` (in batches of ten): name → value, `null` for a parameter that
+    /// does not exist.
+    SsmParameters { names: Vec<String> }
+        => fn ssm_parameters -> BTreeMap<String, Option<String>>;
+        ops [aws("ssm", "GetParameters")];
+        shape StringMap { what: "parameter values by name" };
+        display |f| match names.as_slice() {
+            [one] => write!(f, "SSM parameter {one}"),
+            many => write!(f, "{} SSM parameters", many.len()),
+        };
+
+    /// `iam:GetInstanceProfile`; absent is `null`.
+    IamInstanceProfile { name: String } => fn iam_instance_profile -> Option<InstanceProfile>;
+        ops [aws("iam", "GetInstanceProfile")];
+        shape Field {
+            field: "arn",
+            ty: Str,
+            nullable: true,
+            what: "an instance profile with an ARN",
+        };
+        display |f| write!(f, "IAM instance profile {name}");
+
+    /// `iam:ListAttachedRolePolicies` of one role (paged).
+    IamAttachedRolePolicies { role: String }
+        => fn iam_attached_role_policies -> Vec<AttachedPolicy>;
+        ops [aws("iam", "ListAttachedRolePolicies")];
+        shape ListOf { field: "policyArn", what: "policies with ARNs" };
+        display |f| write!(f, "managed policies attached to IAM role {role}");
+
+    /// EKS access entries of a cluster (list, then describe each for its type and username).
+    EksAccessEntries { cluster: String } => fn eks_access_entries -> Vec<AccessEntry>;
+        ops [aws("eks", "ListAccessEntries"), aws("eks", "DescribeAccessEntry")];
+        shape ListOf { field: "principalArn", what: "entries with principals" };
+        display |f| write!(f, "EKS access entries of {cluster}");
+
+    /// The `kube-system/aws-auth` ConfigMap; absent is `null`.
+    AwsAuth => fn aws_auth -> Option<ConfigMap>;
+        // Only the one ConfigMap: the ClusterRole names it (`resourceNames`).
+        ops [kube_named("get", "", "configmaps", "aws-auth")];
+        shape NamedOrNull;
+        display |f| f.write_str("ConfigMap kube-system/aws-auth");
+
+    /// The account's EBS defaults in the region: encryption by default and the default KMS
+    /// key (`ec2:GetEbsEncryptionByDefault`, `ec2:GetEbsDefaultKmsKeyId`).
+    EbsDefaults => fn ebs_defaults -> EbsDefaults;
+        ops [aws("ec2", "GetEbsEncryptionByDefault"), aws("ec2", "GetEbsDefaultKmsKeyId")];
+        shape Field {
+            field: "encryptedByDefault",
+            ty: Bool,
+            nullable: false,
+            what: "EBS encryption defaults",
+        };
+        display |f| f.write_str("EBS encryption defaults");
+
+    /// `kms:DescribeKey` and the key's default policy (`kms:GetKeyPolicy`); absent is `null`.
+    KmsKey { key_id: String } => fn kms_key -> Option<KmsKey>;
+        ops [aws("kms", "DescribeKey"), aws("kms", "GetKeyPolicy")];
+        shape Field { field: "arn", ty: Str, nullable: true, what: "a KMS key with an ARN" };
+        display |f| write!(f, "KMS key {key_id}");
+
+    /// The log of one container (`pods/log`): the last lines, as text; `null` when that log
+    /// does not exist (no previous container).
+    PodLogs { namespace: String, pod: String, container: String, previous: bool }
+        => fn pod_logs -> Option<String>;
+        ops [kube("get", "", "pods/log")];
+        shape TextOrNull;
+        display |f| write!(
+            f,
+            "{}log of {namespace}/{pod} ({container})",
+            if *previous { "previous " } else { "" }
+        );
+
+    /// Events about objects of one kind, from both `v1` and `events.k8s.io/v1` (the raw
+    /// objects; read through `crate::events`).
+    Events { kind: String, namespace: Option<String> } => fn events -> crate::events::Events;
+        ops [kube("list", "", "events"), kube("list", "events.k8s.io", "events")];
+        shape Items;
+        display |f| match namespace {
+            None => write!(f, "events about {kind}s"),
+            Some(ns) => write!(f, "events about {kind}s in {ns}"),
+        };
+
+    /// Validating and mutating admission webhook configurations (the raw objects).
+    WebhookConfigurations => fn webhook_configurations -> Vec<Value>;
+        ops [
+            kube("list", "admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+            kube("list", "admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ];
+        shape Items;
+        display |f| f.write_str("admission webhook configurations");
+
+    /// One Service; absent is `null`.
+    Service { namespace: String, name: String }
+        => fn service -> Option<k8s_openapi::api::core::v1::Service>;
+        ops [kube("get", "", "services")];
+        shape NamedOrNull;
+        display |f| write!(f, "Service {namespace}/{name}");
+
+    /// EKS Fargate profiles of a cluster (list, then describe each for its selectors).
+    EksFargateProfiles { cluster: String } => fn eks_fargate_profiles -> Vec<FargateProfile>;
+        ops [aws("eks", "ListFargateProfiles"), aws("eks", "DescribeFargateProfile")];
+        shape ListOf { field: "name", what: "profiles with names" };
+        display |f| write!(f, "EKS Fargate profiles of {cluster}");
+
+    /// Every instance type of the region (`ec2:DescribeInstanceTypes`, paged).
+    Ec2InstanceTypes => fn ec2_instance_types -> Vec<InstanceType>;
+        ops [aws("ec2", "DescribeInstanceTypes")];
+        shape ListOf { field: "instanceType", what: "instance types with names" };
+        display |f| f.write_str("EC2 instance types");
+
+    /// Which instance types are offered in which availability zone of the region.
+    Ec2InstanceTypeOfferings => fn ec2_instance_type_offerings -> Vec<InstanceTypeOffering>;
+        ops [aws("ec2", "DescribeInstanceTypeOfferings")];
+        shape ListOf { field: "instanceType", what: "offerings with instance types" };
+        display |f| f.write_str("EC2 instance type offerings");
+
+    /// One SQS queue by name (`sqs:GetQueueUrl`, `sqs:GetQueueAttributes`); absent is `null`.
+    SqsQueue { name: String } => fn sqs_queue -> Option<SqsQueue>;
+        ops [aws("sqs", "GetQueueUrl"), aws("sqs", "GetQueueAttributes")];
+        shape Field { field: "arn", ty: Str, nullable: true, what: "a queue with an ARN" };
+        display |f| write!(f, "SQS queue {name}");
+
+    /// The names of the region's SQS queues (`sqs:ListQueues`, paged).
+    SqsQueues => fn sqs_queues -> Vec<String>;
+        ops [aws("sqs", "ListQueues")];
+        shape Strings { what: "a list of queue names" };
+        display |f| f.write_str("SQS queues");
+
+    /// The EventBridge rules that target one ARN, with their patterns and targets.
+    EventRules { target_arn: String } => fn event_rules -> Vec<EventRule>;
+        ops [
+            aws("events", "ListRuleNamesByTarget"),
+            aws("events", "DescribeRule"),
+            aws("events", "ListTargetsByRule"),
+        ];
+        shape ListOf { field: "name", what: "rules with names" };
+        display |f| write!(f, "EventBridge rules targeting {target_arn}");
+
+    /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
+    AccessReview {
+        verb: String,
+        group: String,
+        resource: String,
+        namespace: Option<String>,
+        /// For operations limited to one object (`resourceNames` in RBAC).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    } => fn access_review -> AccessReview;
+        // Every authenticated identity may ask this (system:basic-user); no RBAC to grant.
+        ops [kube("create", "authorization.k8s.io", "selfsubjectaccessreviews")];
+        shape Field {
+            field: "allowed",
+            ty: Bool,
+            nullable: false,
+            what: "an access review answer",
+        };
+        display |f| {
+            let mut what = if group.is_empty() {
+                resource.clone()
+            } else {
+                format!("{resource}.{group}")
+            };
+            if let Some(name) = name {
+                what = format!("{what}/{name}");
+            }
+            match namespace {
+                Some(ns) => write!(f, "access review: {verb} {what} in {ns}"),
+                None => write!(f, "access review: {verb} {what}"),
+            }
+        };
+}

@@ -1,0 +1,259 @@
+//! The values of AWS facts: karpdoctor's own serde types, holding only what checks read
+//! (Kubernetes facts keep the API server's objects, typed with k8s-openapi or `crate::model`).
+
+use serde::{Deserialize, Serialize};
+
+/// `sts:GetCallerIdentity`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallerIdentity {
+    pub account: String,
+    pub arn: String,
+}
+
+/// The parts of `eks:DescribeCluster` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksCluster {
+    pub name: String,
+    pub arn: String,
+    pub version: String,
+    pub endpoint: String,
+    pub status: String,
+    pub oidc_issuer: Option<String>,
+    pub authentication_mode: Option<String>,
+    pub vpc_id: Option<String>,
+    pub cluster_security_group_id: Option<String>,
+}
+
+/// The parts of `iam:GetRole` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct IamRole {
+    pub name: String,
+    pub arn: String,
+    pub path: String,
+    /// As IAM returns it (URL-encoded); read with `iam::policy::PolicyDocument::parse`.
+    pub trust_policy: String,
+    pub permissions_boundary_arn: Option<String>,
+}
+
+/// The parts of `eks:DescribeNodegroup` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksNodegroup {
+    pub name: String,
+    pub node_role: String,
+    pub status: String,
+}
+
+/// The parts of `eks:DescribeAddon` karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EksAddon {
+    pub name: String,
+    pub status: String,
+    pub version: String,
+}
+
+/// One IAM OIDC identity provider.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OidcProvider {
+    pub arn: String,
+    /// As IAM returns it: without `https://`.
+    pub url: String,
+    pub client_ids: Vec<String>,
+}
+
+/// One EKS Pod Identity association.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodIdentityAssociation {
+    pub association_id: String,
+    pub namespace: String,
+    pub service_account: String,
+    pub role_arn: String,
+}
+
+/// One subnet (`ec2:DescribeSubnets`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Subnet {
+    pub subnet_id: String,
+    pub vpc_id: String,
+    pub availability_zone: String,
+    pub availability_zone_id: String,
+    pub cidr_block: String,
+    pub available_ip_address_count: i64,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// One security group (`ec2:DescribeSecurityGroups`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SecurityGroup {
+    pub group_id: String,
+    pub group_name: String,
+    pub vpc_id: String,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// One AMI (`ec2:DescribeImages`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Image {
+    pub image_id: String,
+    pub name: String,
+    /// `x86_64` or `arm64`, as EC2 spells it.
+    pub architecture: String,
+    pub state: String,
+    pub owner_id: String,
+    pub creation_date: Option<String>,
+    pub deprecation_time: Option<String>,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// `iam:GetInstanceProfile`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceProfile {
+    pub name: String,
+    pub arn: String,
+    pub path: String,
+    /// Role ARNs (an instance profile holds at most one).
+    pub roles: Vec<String>,
+}
+
+/// One managed policy attached to a role.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AttachedPolicy {
+    pub policy_name: String,
+    pub policy_arn: String,
+}
+
+/// One EKS access entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccessEntry {
+    pub principal_arn: String,
+    /// `STANDARD`, `EC2_LINUX`, `EC2_WINDOWS`, `FARGATE_LINUX`, `HYBRID_LINUX`, `EC2`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub username: String,
+    pub kubernetes_groups: Vec<String>,
+}
+
+/// The account's EBS encryption defaults in the region.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EbsDefaults {
+    pub encrypted_by_default: bool,
+    /// A key id, ARN or alias; `alias/aws/ebs` is the AWS managed key.
+    pub default_kms_key_id: String,
+}
+
+/// A KMS key and its default key policy.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KmsKey {
+    pub key_id: String,
+    pub arn: String,
+    /// `AWS` or `CUSTOMER`.
+    pub key_manager: String,
+    /// `Enabled`, `Disabled`, `PendingDeletion`, …
+    pub key_state: String,
+    pub policy: String,
+}
+
+/// One EKS Fargate profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FargateProfile {
+    pub name: String,
+    pub status: String,
+    pub pod_execution_role_arn: String,
+    pub subnets: Vec<String>,
+    pub selectors: Vec<FargateSelector>,
+}
+
+/// A Fargate profile selector: a namespace and, optionally, labels that must all match.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FargateSelector {
+    pub namespace: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// One instance type (`ec2:DescribeInstanceTypes`), as much as requirements need.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceType {
+    pub instance_type: String,
+    /// As EC2 spells them: `x86_64`, `arm64`, `i386`, `x86_64_mac`.
+    pub architectures: Vec<String>,
+    pub vcpus: i64,
+    pub memory_mib: i64,
+    pub gpus: i64,
+    /// `on-demand`, `spot`, `capacity-block`.
+    pub usage_classes: Vec<String>,
+    pub hypervisor: String,
+    pub bare_metal: bool,
+}
+
+/// One instance type offered in one availability zone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InstanceTypeOffering {
+    pub instance_type: String,
+    pub zone: String,
+}
+
+/// One SQS queue and its attributes (all of them, as strings, as SQS returns them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SqsQueue {
+    pub name: String,
+    pub url: String,
+    pub arn: String,
+    pub attributes: std::collections::BTreeMap<String, String>,
+}
+
+/// One EventBridge rule and its targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EventRule {
+    pub name: String,
+    pub arn: String,
+    /// `ENABLED`, `DISABLED`, `ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS`.
+    pub state: String,
+    /// The pattern as EventBridge stores it (a JSON document in a string).
+    pub event_pattern: String,
+    pub targets: Vec<EventTarget>,
+}
+
+/// One target of an EventBridge rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EventTarget {
+    pub id: String,
+    pub arn: String,
+}
+
+/// The answer of a SelfSubjectAccessReview.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccessReview {
+    pub allowed: bool,
+    pub reason: String,
+}
+
+/// `GET /version`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KubeVersion {
+    pub major: String,
+    pub minor: String,
+    pub git_version: String,
+}
