@@ -2,7 +2,7 @@
 //! proxy that adds a round trip to every request, and the same diagnosis by hand.
 //!
 //! `cargo bench --bench process` (or `bash scripts/bench`) measures and prints a Markdown
-//! table; README's Performance section quotes it. Under `cargo test` (CI, a debug build) it
+//! table; docs/performance.md quotes it. Under `cargo test` (CI, a debug build) it
 //! only runs each measurement once, small, to show the harness still works: the figures of a
 //! debug build on a busy machine mean nothing.
 
