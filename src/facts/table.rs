@@ -18,7 +18,6 @@ use serde_json::Value;
 use super::shape::FieldType::{Bool, Str};
 use super::shape::Shape::{self, *};
 use super::*;
-use crate::iam::simulation::RawResult;
 use crate::model::{Ec2NodeClass, NodeClaim, NodePool};
 
 /// `Some(key)` for a fact without parameters (it can be prefetched), `None` otherwise.
@@ -245,7 +244,7 @@ facts! {
 
     /// `iam:SimulatePrincipalPolicy`: may `principal` do `actions` on `resources` given
     /// `context`? One batched request, paged with `Marker`; the value is the raw results
-    /// (`iam::simulation::RawResult`), read with `iam::simulation::normalise`.
+    /// ([`RawResult`]), read with `iam::simulation::normalise`.
     Simulation {
         principal: String,
         actions: Vec<String>,

@@ -257,3 +257,18 @@ pub struct KubeVersion {
     pub minor: String,
     pub git_version: String,
 }
+
+/// `iam:SimulatePrincipalPolicy`: the fields of one `EvaluationResult` (or `ResourceSpecificResult`) karpdoctor reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RawResult {
+    pub action: String,
+    pub resource: String,
+    pub decision: String,
+    pub allowed_by_organizations: Option<bool>,
+    pub allowed_by_boundary: Option<bool>,
+    pub matched_statements: Vec<String>,
+    pub missing_context_values: Vec<String>,
+    /// Present in the current shape; empty in the older one.
+    pub resource_specific: Vec<RawResult>,
+}

@@ -10,6 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The raw results are the value of the simulation fact, declared with the facts.
+pub use crate::facts::RawResult;
+
 /// `EvalDecision` as IAM spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -28,21 +31,6 @@ impl Decision {
             _ => Decision::ImplicitDeny,
         }
     }
-}
-
-/// The fields of one `EvaluationResult` (or `ResourceSpecificResult`) karpdoctor reads.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct RawResult {
-    pub action: String,
-    pub resource: String,
-    pub decision: String,
-    pub allowed_by_organizations: Option<bool>,
-    pub allowed_by_boundary: Option<bool>,
-    pub matched_statements: Vec<String>,
-    pub missing_context_values: Vec<String>,
-    /// Present in the current shape; empty in the older one.
-    pub resource_specific: Vec<RawResult>,
 }
 
 /// One action on one resource, as decided.
