@@ -126,7 +126,7 @@ fn reference_policy(args: &ReferencePolicyArgs) -> Result<u8, Error> {
             message: format!("cannot form a cluster ARN from {arn}"),
         });
     };
-    let mut vars = crate::checks::identity::grants::base_vars(&parsed, &args.cluster, &arn);
+    let mut vars = crate::checks::common::grants::base_vars(&parsed, &args.cluster, &arn);
     let queue = args
         .interruption_queue
         .clone()

@@ -230,3 +230,171 @@ fn no_check_reaches_an_api_client_or_the_backend() {
         "checks must read facts only: {offences:#?}"
     );
 }
+
+/// Codes written in `src/`, `checks/` or the README that are no check, on purpose:
+/// `(file, code, why)`. Retired codes (`RETIRED`) are allowed too; placeholders such as
+/// `KDnnnn`, `KDxxxx` and `KD1xxx` are not four digits and never match.
+const NOT_CHECKS: &[(&str, &str, &str)] = &[
+    (
+        "src/registry.rs",
+        "KD9999",
+        "a test: no check has this code",
+    ),
+    (
+        "src/registry.rs",
+        "KD1010",
+        "a test: a near miss that suggests KD1001",
+    ),
+    (
+        "checks/README.md",
+        "KD1234",
+        "the example heading of a check's doc",
+    ),
+];
+
+/// Every `KD` and four digits written in a file (as a whole word).
+fn written_codes(text: &str) -> Vec<String> {
+    let code = regex::Regex::new(r"\bKD[0-9]{4}\b").expect("pattern");
+    code.find_iter(text)
+        .map(|m| m.as_str().to_string())
+        .collect()
+}
+
+/// The files under `dir` whose names end with `ext`, recursively.
+fn files_under(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable directory") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_code_written_in_code_and_docs_is_registered() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let registered: BTreeSet<&str> = CHECKS
+        .iter()
+        .map(|c| c.code)
+        .chain(RETIRED.iter().map(|r| r.0))
+        .collect();
+    let mut files = files_under(&root.join("src"), "rs");
+    files.extend(files_under(&root.join("checks"), "md"));
+    files.push(root.join("README.md"));
+    let mut unknown = Vec::new();
+    let mut allowed_seen = BTreeSet::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(root)
+            .expect("under the repository")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(path).expect("UTF-8 text");
+        for code in written_codes(&text) {
+            if registered.contains(code.as_str()) {
+                continue;
+            }
+            match NOT_CHECKS.iter().find(|(f, c, _)| *f == rel && *c == code) {
+                Some(allowed) => {
+                    allowed_seen.insert((allowed.0, allowed.1));
+                }
+                None => unknown.push(format!("{rel}: {code}")),
+            }
+        }
+    }
+    assert!(files.len() > 100, "only {} files read", files.len());
+    assert!(
+        unknown.is_empty(),
+        "codes that name no registered check: {unknown:#?}"
+    );
+    for (file, code, _) in NOT_CHECKS {
+        assert!(
+            allowed_seen.contains(&(*file, *code)),
+            "{file} no longer writes {code}: drop it from NOT_CHECKS"
+        );
+    }
+}
+
+#[test]
+fn every_code_constant_names_the_check_of_its_name() {
+    use karpdoctor::checks::common::codes::ALL;
+    assert!(!ALL.is_empty());
+    for (name, code) in ALL {
+        let check = CHECKS
+            .iter()
+            .find(|c| c.code == *code)
+            .unwrap_or_else(|| panic!("codes::{name} = {code} is not registered"));
+        assert_eq!(
+            check.slug.to_ascii_uppercase().replace('-', "_"),
+            *name,
+            "codes::{name} is {code}, whose slug is {}",
+            check.slug
+        );
+    }
+}
+
+/// A check file imports what it shares from `checks::common` and from the modules below the
+/// checks; never another check file or category. A category's `mod.rs` only declares its
+/// checks, and `common` imports no check.
+#[test]
+fn checks_share_only_through_common() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/checks");
+    let mut offences = Vec::new();
+    for path in files_under(&dir, "rs") {
+        let rel = path.strip_prefix(&dir).expect("under src/checks");
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let text = std::fs::read_to_string(&path).expect("UTF-8 source");
+        let name = rel.display();
+        match parts.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["mod.rs"] => continue,
+            [_, "mod.rs"] if parts[0] != "common" => {
+                for line in text.lines() {
+                    let line = line.trim();
+                    if !(line.is_empty() || line.starts_with("//") || line.starts_with("pub mod "))
+                    {
+                        offences.push(format!(
+                            "{name}: a category's mod.rs only declares its checks: {line}"
+                        ));
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let in_common = parts[0] == "common";
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            // A test module reads the file it is in.
+            let code = code.replace("use super::*;", "");
+            for reach in code
+                .match_indices("crate::checks::")
+                .map(|(i, _)| &code[i..])
+            {
+                if !reach.starts_with("crate::checks::common") {
+                    offences.push(format!("{name}:{}: {}", n + 1, line.trim()));
+                }
+            }
+            if code.contains("super::") && !in_common {
+                offences.push(format!("{name}:{}: {}", n + 1, line.trim()));
+            }
+            if code.contains("super::super") {
+                offences.push(format!("{name}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "a check reaches another check: {offences:#?}"
+    );
+}

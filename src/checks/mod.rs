@@ -1,6 +1,8 @@
 //! Check implementations, one file per check, grouped by category. Each file declares its
-//! check with `declare_check!`; `crate::registry::CHECKS` lists them.
+//! check with `declare_check!`; `crate::registry::CHECKS` lists them. What checks share lives
+//! in [`common`].
 
+pub mod common;
 pub mod identity;
 pub mod info;
 pub mod install;

@@ -675,7 +675,7 @@ fn reference_policy(r: &serde_json::Value) -> serde_json::Value {
     let version = Version::parse(r["version"].as_str().unwrap()).unwrap();
     let cluster = format!("arn:aws:eks:us-west-2:{FIXTURE_ACCOUNT}:cluster/demo");
     let parsed = karpdoctor::arn::Arn::parse(&cluster).unwrap();
-    let mut vars = karpdoctor::checks::identity::grants::base_vars(&parsed, "demo", &cluster);
+    let mut vars = karpdoctor::checks::common::grants::base_vars(&parsed, "demo", &cluster);
     vars.insert(
         "queueArn".into(),
         format!("arn:aws:sqs:us-west-2:{FIXTURE_ACCOUNT}:demo"),

@@ -1,8 +1,8 @@
 //! KD2008: with both mechanisms configured the SDK uses IRSA (web identity comes first in the
 //! credential chain), so fixing the Pod Identity side changes nothing.
 
-use super::wiring;
 use crate::check::prelude::*;
+use crate::checks::common::wiring;
 
 declare_check! {
     pub static BOTH_IRSA_AND_POD_IDENTITY = {

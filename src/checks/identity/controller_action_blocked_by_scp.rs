@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::grants::{self, Decided};
 use crate::check::prelude::*;
+use crate::checks::common::evidence::capped;
+use crate::checks::common::grants::{self, Decided};
 use crate::iam::features;
 use crate::iam::simulation::Attribution;
 
@@ -39,7 +40,7 @@ async fn controller_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
                 ),
             )
             .evidence("feature", feature.id)
-            .evidence("blocked", grants::capped(grants::describe(&rows), 8))
+            .evidence("blocked", capped(grants::describe(&rows), 8))
             .evidence("role", g.role.arn.clone())
             .evidence("karpenterVersion", g.version.to_string())
             .hint(format!("workaround: {}", feature.workaround));

@@ -1,8 +1,8 @@
 //! KD2001: with neither IRSA nor Pod Identity the controller falls back to the node's instance
 //! role (or to no credentials at all on Fargate), which is the start of most crash loops.
 
-use super::wiring::{self, IRSA_ANNOTATION};
 use crate::check::prelude::*;
+use crate::checks::common::wiring::{self, IRSA_ANNOTATION};
 
 declare_check! {
     pub static CONTROLLER_CREDENTIALS_MISSING = {

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::grants::{self, Decided};
 use crate::check::prelude::*;
+use crate::checks::common::evidence::capped;
+use crate::checks::common::grants::{self, Decided};
 use crate::iam::features;
 use crate::iam::simulation::Attribution;
 
@@ -50,7 +51,7 @@ async fn controller_permission_boundary_blocks(cx: &CheckCx) -> CheckResult {
         ),
     )
     .evidence("boundary", boundary.clone())
-    .evidence("blocked", grants::capped(breaks, 10))
+    .evidence("blocked", capped(breaks, 10))
     .evidence("role", g.role.arn.clone())
     .hint("add the actions to the boundary policy (a boundary only limits; the role's own policy still has to grant them), or attach a boundary that allows the reference policy")
     .fix(format!(

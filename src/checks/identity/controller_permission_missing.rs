@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::grants::{self, Decided};
 use crate::check::prelude::*;
+use crate::checks::common::evidence::capped;
+use crate::checks::common::grants::{self, Decided};
 use crate::iam::reference;
 use crate::iam::simulation::Attribution;
 
@@ -66,7 +67,7 @@ async fn controller_permission_missing(cx: &CheckCx) -> CheckResult {
                 statement.feature
             ),
         )
-        .evidence("missing", grants::capped(grants::describe(&rows), 8))
+        .evidence("missing", capped(grants::describe(&rows), 8))
         .evidence("statement", sid.clone())
         .evidence("role", g.role.arn.clone());
         if !missing_context.is_empty() {

@@ -1,8 +1,8 @@
 //! KD2006: the IRSA and Pod Identity webhooks inject credentials into pods only when they are
 //! created, so pods started before the annotation or association keep running without them.
 
-use super::wiring::{self, pod_env};
 use crate::check::prelude::*;
+use crate::checks::common::wiring::{self, pod_env};
 use crate::model::object_ref;
 
 declare_check! {

@@ -2,8 +2,9 @@
 //! administration, or everything. Install guides that grant `ec2:*` and `iam:*` "to get it
 //! working" leave a controller that can create users or delete VPCs.
 
-use super::grants;
 use crate::check::prelude::*;
+use crate::checks::common::codes::CONTROLLER_PERMISSION_MISSING;
+use crate::checks::common::grants;
 use crate::iam::reference;
 use crate::iam::simulation::Decision;
 
@@ -87,7 +88,7 @@ async fn controller_policy_overbroad(cx: &CheckCx) -> CheckResult {
     .severity(Severity::Warning)
     .evidence("allowedOnAnyResource", examples)
     .evidence("role", role.arn.clone())
-    .hint("replace the broad statements with the reference controller policy of the installed release (least privilege); karpdoctor then checks nothing is missing (KD2102)")
+    .hint(format!("replace the broad statements with the reference controller policy of the installed release (least privilege); karpdoctor then checks nothing is missing ({CONTROLLER_PERMISSION_MISSING})"))
     .fix(format!(
         "karpdoctor reference-policy --karpenter-version {version} --cluster {} --region {} --account {} > controller-policy.json",
         w.cluster,

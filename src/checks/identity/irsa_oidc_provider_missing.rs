@@ -1,9 +1,9 @@
 //! KD2002: IRSA tokens are exchanged against the account's IAM OIDC provider for the cluster's
 //! issuer; without it every exchange fails with "No OpenIDConnect provider found".
 
-use super::wiring;
 use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::wiring;
 use crate::iam::trust::{IRSA_AUDIENCE, IrsaExpectation};
 
 declare_check! {

@@ -1,9 +1,9 @@
 //! KD2004: an IRSA annotation that is not a role ARN, or names a role that does not exist, makes
 //! every token exchange fail.
 
-use super::wiring::{self, IRSA_ANNOTATION};
 use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::wiring::{self, IRSA_ANNOTATION};
 
 declare_check! {
     pub static IRSA_ROLE_INVALID = {

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use super::wiring;
 use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::wiring;
 use crate::iam::policy::PolicyDocument;
 use crate::iam::trust::{IrsaExpectation, check_irsa};
 

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{grants, wiring};
 use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::{grants, wiring};
 use crate::iam::simulation::{Attribution, attribute};
 
 declare_check! {

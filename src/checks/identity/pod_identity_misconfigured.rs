@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use super::wiring;
 use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::codes::IRSA_TRUST_POLICY_MISMATCH;
+use crate::checks::common::wiring;
 use crate::iam::policy::PolicyDocument;
 use crate::iam::trust::{check_pod_identity, pod_identity_statement};
 use crate::model::object_ref;
@@ -56,7 +57,7 @@ async fn pod_identity_misconfigured(cx: &CheckCx) -> CheckResult {
             findings.push(
                 Finding::new(format!("Node/{name}"), "the controller runs on Fargate, where EKS Pod Identity is not supported")
                     .evidence("node", name.clone())
-                    .hint("use IRSA on Fargate: annotate the ServiceAccount with a role whose trust allows this cluster's OIDC provider (run karpdoctor again: KD2003 prints the statement), or run the controller on EC2 nodes")
+                    .hint(format!("use IRSA on Fargate: annotate the ServiceAccount with a role whose trust allows this cluster's OIDC provider (run karpdoctor again: {IRSA_TRUST_POLICY_MISMATCH} prints the statement), or run the controller on EC2 nodes"))
                     .fix(format!(
                         "kubectl -n {} annotate serviceaccount {} eks.amazonaws.com/role-arn={}",
                         w.namespace, w.service_account, association.role_arn

@@ -3,6 +3,7 @@
 //! binary and keeps working; saying so saves an escalation.
 
 use crate::check::prelude::*;
+use crate::checks::common::controller::{controller, log_groups};
 
 declare_check! {
     pub static PRICING_ACCESS_DENIED_BENIGN = {
@@ -17,11 +18,8 @@ declare_check! {
 }
 
 async fn pricing_access_denied_benign(cx: &CheckCx) -> CheckResult {
-    let groups = crate::checks::install::log_groups(cx).await?;
-    let object = crate::checks::install::controller(cx)
-        .await?
-        .deployment()
-        .object();
+    let groups = log_groups(cx).await?;
+    let object = controller(cx).await?.deployment().object();
     Ok(groups
         .iter()
         .filter(|g| g.pattern.is_some_and(|p| p.id == "pricing-access-denied"))

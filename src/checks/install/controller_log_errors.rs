@@ -2,6 +2,7 @@
 //! that owns it, so a log full of one repeated error reads as one finding with a next step.
 
 use crate::check::prelude::*;
+use crate::checks::common::controller::{controller, log_groups};
 
 declare_check! {
     pub static CONTROLLER_LOG_ERRORS = {
@@ -19,10 +20,10 @@ declare_check! {
 const MAX_UNKNOWN: usize = 5;
 
 async fn controller_log_errors(cx: &CheckCx) -> CheckResult {
-    let groups = super::log_groups(cx).await?;
-    let object = super::controller(cx).await?.deployment().object();
+    let groups = log_groups(cx).await?;
+    let object = controller(cx).await?.deployment().object();
     let logs = {
-        let c = super::controller(cx).await?;
+        let c = controller(cx).await?;
         format!(
             "kubectl -n {} logs deploy/{} -c {} --since=1h | grep '\"level\":\"ERROR\"'",
             c.deployment().namespace(),

@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use crate::check::prelude::*;
+use crate::checks::common::codes::CONTROLLER_UNSCHEDULABLE;
 use crate::model::{ControllerDeployment, object_ref};
 
 declare_check! {
@@ -239,7 +240,7 @@ fn pod_problem(pod: &Pod, logs: &str) -> Option<Finding> {
                 Finding::new(object, "the pod is Pending: no node accepted it")
                     .evidence("reason", c.reason.clone().unwrap_or_default())
                     .evidence("message", c.message.clone().unwrap_or_default())
-                    .hint("the controller needs capacity Karpenter does not manage: a managed node group or a Fargate profile for its namespace (KD1005 explains why it is not scheduled)")
+                    .hint(format!("the controller needs capacity Karpenter does not manage: a managed node group or a Fargate profile for its namespace ({CONTROLLER_UNSCHEDULABLE} explains why it is not scheduled)"))
                     .fix(format!(
                         "kubectl -n {} describe pod {}",
                         pod.metadata.namespace.as_deref().unwrap_or_default(),

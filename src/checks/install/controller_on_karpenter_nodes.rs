@@ -2,6 +2,7 @@
 //! itself, leaving nothing to provision the replacement.
 
 use crate::check::prelude::*;
+use crate::checks::common::controller::controller;
 use crate::model::object_ref;
 
 declare_check! {
@@ -19,7 +20,7 @@ declare_check! {
 const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
 
 async fn controller_on_karpenter_nodes(cx: &CheckCx) -> CheckResult {
-    let c = super::controller(cx).await?;
+    let c = controller(cx).await?;
     let mut findings = Vec::new();
     for pod in c.pods.iter() {
         let Some(node_name) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) else {

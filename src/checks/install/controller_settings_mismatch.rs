@@ -4,6 +4,7 @@
 
 use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::controller::controller;
 use crate::target::cluster_from_context;
 
 declare_check! {
@@ -19,7 +20,7 @@ declare_check! {
 }
 
 async fn controller_settings_mismatch(cx: &CheckCx) -> CheckResult {
-    let c = super::controller(cx).await?;
+    let c = controller(cx).await?;
     let d = c.deployment();
     let (ns, name) = (d.namespace(), d.name());
     let helm = |set: &str| c.helm_upgrade(set);

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::describe_pod;
 use crate::check::prelude::*;
-use crate::checks::nodeclass::cluster;
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::controller::{controller, describe_pod};
 use crate::facts::{FargateProfile, FargateSelector};
 use crate::model::object_ref;
 
@@ -26,7 +26,7 @@ declare_check! {
 }
 
 async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
-    let c = super::controller(cx).await?;
+    let c = controller(cx).await?;
     let pending: Vec<&Pod> = c.pods.iter().filter(|p| unscheduled(p).is_some()).collect();
     if pending.is_empty() {
         return Ok(Vec::new());

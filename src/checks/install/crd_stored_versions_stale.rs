@@ -4,8 +4,8 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use super::crds_missing_or_outdated::{REQUIRED_CRDS, fingerprint_crds};
 use crate::check::prelude::*;
+use crate::checks::common::crds::{REQUIRED_CRDS, fingerprint_crds, served_versions};
 use crate::iam::reference::Version;
 use crate::model::ControllerDeployment;
 
@@ -49,13 +49,7 @@ async fn crd_stored_versions_stale(cx: &CheckCx) -> CheckResult {
 }
 
 fn stale_stored_versions(name: &str, crd: &CustomResourceDefinition) -> Option<Finding> {
-    let served: Vec<&str> = crd
-        .spec
-        .versions
-        .iter()
-        .filter(|v| v.served)
-        .map(|v| v.name.as_str())
-        .collect();
+    let served = served_versions(crd);
     let stored: Vec<String> = crd
         .status
         .as_ref()

@@ -6,6 +6,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 
 use crate::check::prelude::*;
+use crate::checks::common::crds::{Added, FINGERPRINTS, REQUIRED_CRDS, served_versions};
 use crate::iam::reference::Version;
 use crate::model::ControllerDeployment;
 
@@ -20,13 +21,6 @@ declare_check! {
         run: crds_missing_or_outdated,
     }
 }
-
-/// The CRDs every v1 install needs (AWS provider).
-pub const REQUIRED_CRDS: &[&str] = &[
-    "ec2nodeclasses.karpenter.k8s.aws",
-    "nodeclaims.karpenter.sh",
-    "nodepools.karpenter.sh",
-];
 
 async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
     let target = cx.target();
@@ -55,13 +49,7 @@ async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
             );
             continue;
         };
-        let served: Vec<&str> = crd
-            .spec
-            .versions
-            .iter()
-            .filter(|v| v.served)
-            .map(|v| v.name.as_str())
-            .collect();
+        let served = served_versions(&crd);
         if !served.contains(&"v1") {
             findings.push(
                 Finding::new(
@@ -76,46 +64,6 @@ async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
     }
     findings.extend(older_than_controller(cx, &upgrade).await?);
     Ok(findings)
-}
-
-/// What each release added to the CRDs: a schema field, or a whole CRD. CRDs that lack what
-/// the running controller's release added were not upgraded with it.
-const FINGERPRINTS: &[(Version, &str, Added)] = &[
-    (
-        Version(1, 3, 0),
-        "ec2nodeclasses.karpenter.k8s.aws",
-        Added::SpecField("capacityReservationSelectorTerms"),
-    ),
-    (Version(1, 7, 0), "nodeoverlays.karpenter.sh", Added::Crd),
-    (
-        Version(1, 8, 0),
-        "nodepools.karpenter.sh",
-        Added::SpecField("replicas"),
-    ),
-    (
-        Version(1, 11, 0),
-        "ec2nodeclasses.karpenter.k8s.aws",
-        Added::SpecField("placementGroupSelector"),
-    ),
-    (
-        Version(1, 14, 0),
-        "capacitybuffers.autoscaling.x-k8s.io",
-        Added::Crd,
-    ),
-];
-
-#[derive(Clone, Copy)]
-enum Added {
-    Crd,
-    SpecField(&'static str),
-}
-
-/// The CRDs a controller release needs beyond [`REQUIRED_CRDS`] (for permissions and tests).
-pub fn fingerprint_crds() -> impl Iterator<Item = &'static str> {
-    FINGERPRINTS
-        .iter()
-        .filter(|(_, _, a)| matches!(a, Added::Crd))
-        .map(|(_, n, _)| *n)
 }
 
 async fn older_than_controller(cx: &CheckCx, upgrade: &str) -> Result<Vec<Finding>, FactError> {

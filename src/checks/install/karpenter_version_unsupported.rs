@@ -3,6 +3,7 @@
 //! or misses AMIs and APIs of the newer control plane.
 
 use crate::check::prelude::*;
+use crate::checks::common::controller::controller;
 use crate::iam::reference::Version;
 
 declare_check! {
@@ -41,7 +42,7 @@ pub fn minimum_for(minor: u32) -> Option<Version> {
 }
 
 async fn karpenter_version_unsupported(cx: &CheckCx) -> CheckResult {
-    let c = super::controller(cx).await?;
+    let c = controller(cx).await?;
     let Some(version) = c.version() else {
         return Ok(Vec::new());
     };

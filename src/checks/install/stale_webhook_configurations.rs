@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::check::prelude::*;
+use crate::checks::common::controller::controller;
 use crate::iam::reference::Version;
 
 declare_check! {
@@ -29,7 +30,7 @@ const LEGACY: &[&str] = &[
 
 async fn stale_webhook_configurations(cx: &CheckCx) -> CheckResult {
     let configs = cx.webhook_configurations().await?;
-    let version = match super::controller(cx).await {
+    let version = match controller(cx).await {
         Ok(c) => c.version(),
         Err(FactError::NotInstalled { .. }) => None,
         Err(e) => return Err(e),

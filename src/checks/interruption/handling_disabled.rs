@@ -1,10 +1,10 @@
 //! KD7003: without a queue, spot interruptions give the node two minutes' notice that nobody
 //! reads: pods are killed instead of drained and replacements start late.
 
-use super::configured_queue;
 use crate::check::prelude::*;
-use crate::checks::nodepool::spot_service_linked_role_missing::allows_spot;
-use crate::checks::preinstall::install_action_blocked_by_scp::principal_arn;
+use crate::checks::common::caller::principal_arn;
+use crate::checks::common::controller::{configured_queue, set_queue_command};
+use crate::checks::common::spot::allows_spot;
 use crate::facts::ContextEntry;
 use crate::iam::simulation::{Attribution, attribute};
 
@@ -45,7 +45,7 @@ async fn handling_disabled(cx: &CheckCx) -> CheckResult {
     )
     .evidence("spotNodePools", spot)
     .hint("create the queue and rules (the getting-started CloudFormation template does) and set settings.interruptionQueue to the queue name")
-    .fix(super::set_queue_command(cx, "${CLUSTER_NAME}").await?);
+    .fix(set_queue_command(cx, "${CLUSTER_NAME}").await?);
     // Say up front when the organization would not allow the setup (training and sandbox
     // accounts often deny sqs:CreateQueue): then on-demand is the honest advice. This is
     // extra evidence; the finding stands without it.

@@ -3,10 +3,10 @@
 //! queue) crashes releases before 1.4 and leaves later ones retrying forever, with spot
 //! interruptions unhandled.
 
-use super::configured_queue;
 use crate::check::prelude::*;
-use crate::checks::identity::grants;
-use crate::checks::nodeclass::{cluster, cluster_arn};
+use crate::checks::common::cluster::{cluster, cluster_arn};
+use crate::checks::common::controller::{configured_queue, set_queue_command};
+use crate::checks::common::grants;
 use crate::iam::simulation::{Attribution, attribute};
 
 declare_check! {
@@ -39,7 +39,7 @@ async fn queue_missing(cx: &CheckCx) -> CheckResult {
             Finding::new(object, format!("INTERRUPTION_QUEUE is {queue:?}, a URL or ARN: the controller looks the queue up by name, so it never finds it"))
                 .evidence("INTERRUPTION_QUEUE", queue.clone())
                 .hint("set settings.interruptionQueue to the queue's name only")
-                .fix(super::set_queue_command(cx, &name).await?),
+                .fix(set_queue_command(cx, &name).await?),
         ]);
     }
     let cluster = cluster(cx).await?;
@@ -70,7 +70,7 @@ async fn queue_missing(cx: &CheckCx) -> CheckResult {
         f = match candidates.first() {
             Some(c) => f
                 .hint(format!("point the setting at the existing queue {c}, or create {queue} with its EventBridge rules"))
-                .fix(super::set_queue_command(cx, c).await?),
+                .fix(set_queue_command(cx, c).await?),
             None => f
                 .hint("create the queue and its EventBridge rules (the getting-started CloudFormation template does both), or clear the setting")
                 .fix(format!("aws sqs create-queue --queue-name {queue} --attributes MessageRetentionPeriod=300,SqsManagedSseEnabled=true")),

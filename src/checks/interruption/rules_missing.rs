@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::configured_queue;
 use crate::check::prelude::*;
+use crate::checks::common::controller::configured_queue;
 use crate::facts::{EventRule, SqsQueue};
 use crate::iam::policy::PolicyDocument;
 

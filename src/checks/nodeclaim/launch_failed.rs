@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{launch_cause, object, pool_of, stuck};
 use crate::check::prelude::*;
+use crate::checks::common::launch::{Cause, launch_cause};
+use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
 declare_check! {
     pub static NODECLAIM_LAUNCH_FAILED = {
@@ -50,8 +51,7 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
     }
     // Launch failures recorded only as events (the NodeClaims are gone), grouped by cause.
     let events = cx.events("NodeClaim", None).await?;
-    let mut by_cause: BTreeMap<&'static str, (super::Cause, u64, String, Vec<String>)> =
-        BTreeMap::new();
+    let mut by_cause: BTreeMap<&'static str, (Cause, u64, String, Vec<String>)> = BTreeMap::new();
     for e in events.0.iter().filter(|e| e.is_warning()) {
         let launch = e.reason == "InsufficientCapacityError"
             || (e.reason.is_empty() && e.message.contains("Attempted to launch"))

@@ -2,8 +2,9 @@
 //! taints to be removed and for requested resources (GPUs, pod ENIs) to appear. Until then
 //! the capacity is paid for and unused, and the node is never consolidated.
 
-use super::{object, pool_of, stuck};
 use crate::check::prelude::*;
+use crate::checks::common::codes::NODECLASS_NODE_ROLE_INVALID;
+use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
 declare_check! {
     pub static NODECLAIM_NOT_INITIALIZED = {
@@ -106,20 +107,23 @@ async fn not_initialized(cx: &CheckCx) -> CheckResult {
     Ok(findings)
 }
 
-fn hint(reason: &str) -> &'static str {
+fn hint(reason: &str) -> String {
     match reason {
         "StartupTaintsExist" => {
             "the agent that removes the startup taint (a CNI such as Cilium, a GPU operator) is not running on the node, or the NodePool lists a taint nothing removes"
+            .to_string()
         }
         "KnownEphemeralTaintsExist" => {
             "the node is not ready yet (not-ready or uninitialized taints): check the kubelet, the CNI and the cloud provider taint"
+            .to_string()
         }
         "ResourceNotRegistered" => {
             "a requested extended resource never appeared: install its device plugin (NVIDIA, Neuron) or enable pod ENIs in the VPC CNI, or use the matching AMI variant"
+            .to_string()
         }
         "NodeNotReady" => {
-            "the node is NotReady: usually the CNI (aws-node) cannot start; the node role needs AmazonEKS_CNI_Policy unless aws-node has its own identity (see KD3005)"
+            format!("the node is NotReady: usually the CNI (aws-node) cannot start; the node role needs AmazonEKS_CNI_Policy unless aws-node has its own identity (see {NODECLASS_NODE_ROLE_INVALID})")
         }
-        _ => "describe the node: its conditions and taints say what it waits for",
+        _ => "describe the node: its conditions and taints say what it waits for".to_string(),
     }
 }

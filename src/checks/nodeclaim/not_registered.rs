@@ -2,8 +2,12 @@
 //! NodeClaim is deleted after 15 minutes and a new one launches, so the symptom is churn and
 //! the cause is almost always node authentication (aws-auth, access entries) or the volume key.
 
-use super::{object, pool_of, stuck};
 use crate::check::prelude::*;
+use crate::checks::common::codes::{
+    ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, CONTROLLER_SETTINGS_MISMATCH,
+    NODE_ROLE_NOT_MAPPED, NODECLASS_EBS_KMS_UNUSABLE,
+};
+use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
 declare_check! {
     pub static NODECLAIM_NOT_REGISTERED = {
@@ -17,7 +21,14 @@ declare_check! {
     }
 }
 
-const OWNERS: &str = "KD5001, KD5002, KD5003, KD3010, KD1004";
+/// The checks that find why a launched instance does not join.
+const OWNERS: &[&str] = &[
+    NODE_ROLE_NOT_MAPPED,
+    AWS_AUTH_MALFORMED,
+    ACCESS_ENTRY_WRONG_TYPE,
+    NODECLASS_EBS_KMS_UNUSABLE,
+    CONTROLLER_SETTINGS_MISMATCH,
+];
 
 async fn not_registered(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
@@ -46,7 +57,7 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
                 .evidence("condition", c.describe())
                 .evidence("providerID", instance)
                 .evidence("since", c.last_transition_time.clone().unwrap_or_default())
-                .hint(format!("the instance runs but the API server refuses or never hears from its kubelet: see {OWNERS}"))
+                .hint(format!("the instance runs but the API server refuses or never hears from its kubelet: see {}", OWNERS.join(", ")))
                 .fix(format!("kubectl describe nodeclaim {}", claim.metadata.name.as_deref().unwrap_or_default()))
                 .fix(format!(
                     "aws ec2 get-console-output --instance-id {} --latest --output text",

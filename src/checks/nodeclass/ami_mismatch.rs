@@ -2,8 +2,10 @@
 //! ("no instance types satisfy requirements of amis"), images built for another Kubernetes
 //! minor than the cluster's, deprecated images, or an `amiFamily` that is not the image's.
 
-use super::{Resolved, cluster, cluster_minor, object, pool_arches, resolve_amis};
 use crate::check::prelude::*;
+use crate::checks::common::amis::{Resolved, pool_arches, resolve_amis};
+use crate::checks::common::cluster::{cluster, cluster_minor};
+use crate::checks::common::nodeclass::object;
 use crate::ec2::{self, AmiTerm};
 
 declare_check! {

@@ -2,10 +2,12 @@
 //! usual causes are a pinned alias that was never published for the cluster's Kubernetes
 //! version, an AMI id copied from another region, and name or tag terms that match nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::{AmiResolution, Resolved, cluster, cluster_minor, object, pool_arches, resolve_amis};
 use crate::check::prelude::*;
+use crate::checks::common::amis::{AmiResolution, Resolved, pool_arches, resolve_amis};
+use crate::checks::common::cluster::{cluster, cluster_minor};
+use crate::checks::common::nodeclass::object;
 use crate::ec2::{self, AmiTerm};
 
 declare_check! {
@@ -132,73 +134,7 @@ fn term_problems(
     for (term, resolved) in &res.terms {
         match (term, resolved) {
             (AmiTerm::Alias(alias), Resolved::Alias { known, by_arch, .. }) => {
-                let family = alias.split('@').next().unwrap_or_default();
-                if family == "al2" && minor_at_least(minor, 33) {
-                    out.push(Problem {
-                        text: format!("alias {alias}: AL2 AMIs are not published for Kubernetes 1.33 and later (UnsupportedAlias)"),
-                        dead: true,
-                        evidence: None,
-                        hint: Some("move to al2023@… (or bottlerocket@…) before or with the upgrade to 1.33".to_string()),
-                        fix: None,
-                    });
-                    continue;
-                }
-                if family == "windows2025" && !minor_at_least(minor, 35) {
-                    out.push(Problem {
-                        text: format!("alias {alias}: Windows Server 2025 needs Kubernetes 1.35 or later, the cluster runs {minor}"),
-                        dead: true,
-                        evidence: None,
-                        hint: Some("use windows2022@latest on this cluster version".to_string()),
-                        fix: None,
-                    });
-                    continue;
-                }
-                if !known {
-                    continue;
-                }
-                let found = |arch: &str| {
-                    by_arch
-                        .get(arch)
-                        .is_some_and(|paths| paths.iter().any(|(_, v)| v.is_some()))
-                };
-                let any = by_arch.keys().any(|a| found(a));
-                // A NodePool is stuck only when none of its architectures has an image: an alias
-                // resolving one architecture for a pool that allows both is normal.
-                let stuck: Vec<String> = pools
-                    .iter()
-                    .filter(|(_, arches)| !arches.iter().any(|a| found(a)))
-                    .map(|(name, arches)| {
-                        format!(
-                            "{name} ({})",
-                            arches.iter().cloned().collect::<Vec<_>>().join(", ")
-                        )
-                    })
-                    .collect();
-                if any && stuck.is_empty() {
-                    continue;
-                }
-                let checked: Vec<String> = by_arch
-                    .values()
-                    .filter_map(|paths| paths.first().map(|(p, _)| p.clone()))
-                    .collect();
-                let text = if any {
-                    format!(
-                        "alias {alias} has no AMI on Kubernetes {minor} for the architectures NodePool(s) {} allow (its SSM parameters do not exist)",
-                        stuck.join(", ")
-                    )
-                } else {
-                    format!(
-                        "alias {alias} is not published for Kubernetes {minor}: none of its SSM parameters exist (\"failed to discover any AMIs for alias\")"
-                    )
-                };
-                let (hint, fix) = alias_fix(family, alias, minor, region);
-                out.push(Problem {
-                    text,
-                    dead: !any,
-                    evidence: Some(("missingParameters".to_string(), serde_json::json!(checked))),
-                    hint: Some(hint),
-                    fix,
-                });
+                out.extend(alias_problem(alias, *known, by_arch, pools, minor, region));
             }
             (AmiTerm::Id(id), Resolved::Images(images)) => {
                 if let Some(i) = images
@@ -269,6 +205,90 @@ fn term_problems(
         }
     }
     out
+}
+
+/// What is wrong with an alias term: an alias not published for the cluster's version, or
+/// one without an image for the architectures a NodePool allows.
+fn alias_problem(
+    alias: &str,
+    known: bool,
+    by_arch: &BTreeMap<String, Vec<(String, Option<String>)>>,
+    pools: &[(String, BTreeSet<String>)],
+    minor: &str,
+    region: &str,
+) -> Option<Problem> {
+    let family = alias.split('@').next().unwrap_or_default();
+    if family == "al2" && minor_at_least(minor, 33) {
+        return Some(Problem {
+            text: format!(
+                "alias {alias}: AL2 AMIs are not published for Kubernetes 1.33 and later (UnsupportedAlias)"
+            ),
+            dead: true,
+            evidence: None,
+            hint: Some(
+                "move to al2023@… (or bottlerocket@…) before or with the upgrade to 1.33"
+                    .to_string(),
+            ),
+            fix: None,
+        });
+    }
+    if family == "windows2025" && !minor_at_least(minor, 35) {
+        return Some(Problem {
+            text: format!(
+                "alias {alias}: Windows Server 2025 needs Kubernetes 1.35 or later, the cluster runs {minor}"
+            ),
+            dead: true,
+            evidence: None,
+            hint: Some("use windows2022@latest on this cluster version".to_string()),
+            fix: None,
+        });
+    }
+    if !known {
+        return None;
+    }
+    let found = |arch: &str| {
+        by_arch
+            .get(arch)
+            .is_some_and(|paths| paths.iter().any(|(_, v)| v.is_some()))
+    };
+    let any = by_arch.keys().any(|a| found(a));
+    // A NodePool is stuck only when none of its architectures has an image: an alias
+    // resolving one architecture for a pool that allows both is normal.
+    let stuck: Vec<String> = pools
+        .iter()
+        .filter(|(_, arches)| !arches.iter().any(|a| found(a)))
+        .map(|(name, arches)| {
+            format!(
+                "{name} ({})",
+                arches.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    if any && stuck.is_empty() {
+        return None;
+    }
+    let checked: Vec<String> = by_arch
+        .values()
+        .filter_map(|paths| paths.first().map(|(p, _)| p.clone()))
+        .collect();
+    let text = if any {
+        format!(
+            "alias {alias} has no AMI on Kubernetes {minor} for the architectures NodePool(s) {} allow (its SSM parameters do not exist)",
+            stuck.join(", ")
+        )
+    } else {
+        format!(
+            "alias {alias} is not published for Kubernetes {minor}: none of its SSM parameters exist (\"failed to discover any AMIs for alias\")"
+        )
+    };
+    let (hint, fix) = alias_fix(family, alias, minor, region);
+    Some(Problem {
+        text,
+        dead: !any,
+        evidence: Some(("missingParameters".to_string(), serde_json::json!(checked))),
+        hint: Some(hint),
+        fix,
+    })
 }
 
 fn minor_at_least(minor: &str, want: u32) -> bool {

@@ -7,12 +7,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{cluster, cluster_arn, object};
 use crate::check::prelude::*;
-use crate::checks::identity::grants;
-use crate::checks::nodepool::spot_service_linked_role_missing::{
-    SPOT_ROLE, allows_spot, spot_role_arn,
-};
+use crate::checks::common::cluster::{cluster, cluster_arn};
+use crate::checks::common::grants;
+use crate::checks::common::nodeclass::object;
+use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
 use crate::ec2;
 use crate::iam::policy::{PolicyDocument, Statement};
 use crate::iam::reference::{self, Probe};

@@ -2,8 +2,8 @@
 //! profile that does not exist, is given as an ARN, or holds no role fails validation
 //! (`InstanceProfileNotFound`) or every launch (`Invalid IAM Instance Profile name`).
 
-use super::{NodeRoleSource, node_role_source, object};
 use crate::check::prelude::*;
+use crate::checks::common::nodeclass::{NodeRoleSource, node_role_source, object};
 
 declare_check! {
     pub static NODECLASS_INSTANCE_PROFILE_INVALID = {

@@ -2,11 +2,15 @@
 //! exist, that EC2 may not assume, that is the controller's own, or that lacks the EKS node
 //! managed policies gives instances that never join, pull no images, or have no pod network.
 
-use super::{NodeRoleSource, cluster, cluster_arn, node_role_source, object};
 use crate::arn::Arn;
 use crate::check::prelude::*;
-use crate::checks::identity::grants;
+use crate::checks::common::cluster::{cluster, cluster_arn};
+use crate::checks::common::grants;
+use crate::checks::common::nodeclass::{NodeRoleSource, node_role_source, object};
+use crate::checks::common::wiring::IRSA_ANNOTATION;
+use crate::facts::{AttachedPolicy, IamRole};
 use crate::iam::policy::PolicyDocument;
+use crate::model::Ec2NodeClass;
 
 declare_check! {
     pub static NODECLASS_NODE_ROLE_INVALID = {
@@ -22,18 +26,32 @@ declare_check! {
 
 const POLICY_PREFIX: &str = "policy/";
 
+/// What every node role is judged against.
+struct Expected<'a> {
+    /// The service principal the role must trust.
+    ec2_principal: &'static str,
+    /// The controller's role, when there is one to compare with (KD2001/KD2004 own the rest).
+    controller_role: Option<String>,
+    cni_has_own_identity: bool,
+    partition: &'a str,
+    cluster: &'a str,
+}
+
 async fn node_role_invalid(cx: &CheckCx) -> CheckResult {
     let (classes, cluster) = futures::future::join(cx.ec2_nodeclasses(), cluster(cx)).await;
     let (classes, cluster) = (classes?, cluster?);
     let arn = cluster_arn(&cluster)?;
-    let ec2_principal = if arn.partition == "aws-cn" {
-        "ec2.amazonaws.com.cn"
-    } else {
-        "ec2.amazonaws.com"
+    let expected = Expected {
+        ec2_principal: if arn.partition == "aws-cn" {
+            "ec2.amazonaws.com.cn"
+        } else {
+            "ec2.amazonaws.com"
+        },
+        controller_role: grants::optional_controller_role(cx).await?.map(|r| r.arn),
+        cni_has_own_identity: cni_has_own_identity(cx, &cluster.name).await?,
+        partition: arn.partition,
+        cluster: &cluster.name,
     };
-    // The controller's role, when there is one to compare with (KD2001/KD2004 own the rest).
-    let controller_role = grants::optional_controller_role(cx).await?.map(|r| r.arn);
-    let cni_has_own_identity = cni_has_own_identity(cx, &cluster.name).await?;
     let mut findings = Vec::new();
     for nc in classes.iter() {
         let (name, via) = match node_role_source(nc) {
@@ -81,92 +99,117 @@ async fn node_role_invalid(cx: &CheckCx) -> CheckResult {
             );
             continue;
         };
-        let mut problems = Vec::new();
-        if controller_role.as_deref() == Some(role.arn.as_str()) {
-            problems.push("it is the controller's own role: nodes would get the controller's permissions and its trust policy does not let EC2 assume it".to_string());
-        }
-        let trusts_ec2 = PolicyDocument::parse(&role.trust_policy).is_ok_and(|doc| {
-            doc.statements.iter().any(|s| {
-                s.allow
-                    && s.has_principal("Service", ec2_principal)
-                    && s.covers_action("sts:AssumeRole")
-            })
-        });
-        if !trusts_ec2 {
-            problems.push(format!("its trust policy does not let {ec2_principal} assume it (sts:AssumeRole): instances get no credentials"));
-        }
         let attached = cx.attached_role_policies(&role.name).await?;
-        let has = |names: &[&str]| {
-            attached.iter().any(|p| {
-                names.iter().any(|n| {
-                    p.policy_name == *n || p.policy_arn.rsplit(POLICY_PREFIX).next() == Some(*n)
-                })
-            })
-        };
-        let mut missing = Vec::new();
-        if !has(&["AmazonEKSWorkerNodePolicy"]) {
-            missing.push("AmazonEKSWorkerNodePolicy");
-        }
-        if !has(&[
-            "AmazonEC2ContainerRegistryReadOnly",
-            "AmazonEC2ContainerRegistryPullOnly",
-        ]) {
-            missing.push("AmazonEC2ContainerRegistryPullOnly");
-        }
-        if !cni_has_own_identity && !has(&["AmazonEKS_CNI_Policy"]) {
-            missing.push("AmazonEKS_CNI_Policy");
-        }
-        let ssm_missing = !has(&["AmazonSSMManagedInstanceCore"]);
-        if !missing.is_empty() {
-            problems.push(format!(
-                "it lacks {}{}",
-                missing.join(", "),
-                if cni_has_own_identity { "" } else { " (aws-node has no IRSA or Pod Identity role of its own, so the VPC CNI uses the node role)" }
-            ));
-        }
-        if problems.is_empty() && !ssm_missing {
-            continue;
-        }
-        let mut f = if problems.is_empty() {
-            Finding::new(
-                object(nc),
-                format!("node role {} lacks AmazonSSMManagedInstanceCore: no SSM sessions to debug nodes", role.name),
-            )
-            .severity(Severity::Warning)
-        } else {
-            Finding::new(
-                object(nc),
-                format!("node role {} ({via}): {}", role.name, problems.join("; ")),
-            )
-        };
-        f = f.evidence("role", role.arn.clone()).evidence(
-            "attachedPolicies",
-            attached
-                .iter()
-                .map(|p| p.policy_name.clone())
-                .collect::<Vec<_>>(),
-        );
-        if !trusts_ec2 || controller_role.as_deref() == Some(role.arn.as_str()) {
-            f = f.hint(format!(
-                "use a dedicated node role that trusts {ec2_principal} (KarpenterNodeRole-{} in the getting-started guide)",
-                cluster.name
-            ));
-        } else {
-            f = f.hint("attach the EKS node managed policies to the node role");
-        }
-        let mut attach: Vec<&str> = missing.clone();
-        if ssm_missing {
-            attach.push("AmazonSSMManagedInstanceCore");
-        }
-        for policy in attach {
-            f = f.fix(format!(
-                "aws iam attach-role-policy --role-name {} --policy-arn arn:{}:iam::aws:policy/{policy}",
-                role.name, arn.partition
-            ));
-        }
-        findings.push(f);
+        findings.extend(judge_role(nc, &role, &via, &attached, &expected));
     }
     Ok(findings)
+}
+
+/// Judges a node role that exists: its trust, whether it is the controller's, its policies.
+fn judge_role(
+    nc: &Ec2NodeClass,
+    role: &IamRole,
+    via: &str,
+    attached: &[AttachedPolicy],
+    expected: &Expected,
+) -> Option<Finding> {
+    let ec2_principal = expected.ec2_principal;
+    let is_controller_role = expected.controller_role.as_deref() == Some(role.arn.as_str());
+    let mut problems = Vec::new();
+    if is_controller_role {
+        problems.push("it is the controller's own role: nodes would get the controller's permissions and its trust policy does not let EC2 assume it".to_string());
+    }
+    let trusts_ec2 = PolicyDocument::parse(&role.trust_policy).is_ok_and(|doc| {
+        doc.statements.iter().any(|s| {
+            s.allow
+                && s.has_principal("Service", ec2_principal)
+                && s.covers_action("sts:AssumeRole")
+        })
+    });
+    if !trusts_ec2 {
+        problems.push(format!("its trust policy does not let {ec2_principal} assume it (sts:AssumeRole): instances get no credentials"));
+    }
+    let (missing, ssm_missing) = missing_policies(attached, expected.cni_has_own_identity);
+    if !missing.is_empty() {
+        problems.push(format!(
+            "it lacks {}{}",
+            missing.join(", "),
+            if expected.cni_has_own_identity { "" } else { " (aws-node has no IRSA or Pod Identity role of its own, so the VPC CNI uses the node role)" }
+        ));
+    }
+    if problems.is_empty() && !ssm_missing {
+        return None;
+    }
+    let mut f = if problems.is_empty() {
+        Finding::new(
+            object(nc),
+            format!(
+                "node role {} lacks AmazonSSMManagedInstanceCore: no SSM sessions to debug nodes",
+                role.name
+            ),
+        )
+        .severity(Severity::Warning)
+    } else {
+        Finding::new(
+            object(nc),
+            format!("node role {} ({via}): {}", role.name, problems.join("; ")),
+        )
+    };
+    f = f.evidence("role", role.arn.clone()).evidence(
+        "attachedPolicies",
+        attached
+            .iter()
+            .map(|p| p.policy_name.clone())
+            .collect::<Vec<_>>(),
+    );
+    if !trusts_ec2 || is_controller_role {
+        f = f.hint(format!(
+            "use a dedicated node role that trusts {ec2_principal} (KarpenterNodeRole-{} in the getting-started guide)",
+            expected.cluster
+        ));
+    } else {
+        f = f.hint("attach the EKS node managed policies to the node role");
+    }
+    let mut attach = missing;
+    if ssm_missing {
+        attach.push("AmazonSSMManagedInstanceCore");
+    }
+    for policy in attach {
+        f = f.fix(format!(
+            "aws iam attach-role-policy --role-name {} --policy-arn arn:{}:iam::aws:policy/{policy}",
+            role.name, expected.partition
+        ));
+    }
+    Some(f)
+}
+
+/// The EKS node managed policies the role lacks, and whether it lacks the SSM one (only a
+/// warning: nodes work without it).
+fn missing_policies(
+    attached: &[AttachedPolicy],
+    cni_has_own_identity: bool,
+) -> (Vec<&'static str>, bool) {
+    let has = |names: &[&str]| {
+        attached.iter().any(|p| {
+            names.iter().any(|n| {
+                p.policy_name == *n || p.policy_arn.rsplit(POLICY_PREFIX).next() == Some(*n)
+            })
+        })
+    };
+    let mut missing = Vec::new();
+    if !has(&["AmazonEKSWorkerNodePolicy"]) {
+        missing.push("AmazonEKSWorkerNodePolicy");
+    }
+    if !has(&[
+        "AmazonEC2ContainerRegistryReadOnly",
+        "AmazonEC2ContainerRegistryPullOnly",
+    ]) {
+        missing.push("AmazonEC2ContainerRegistryPullOnly");
+    }
+    if !cni_has_own_identity && !has(&["AmazonEKS_CNI_Policy"]) {
+        missing.push("AmazonEKS_CNI_Policy");
+    }
+    (missing, !has(&["AmazonSSMManagedInstanceCore"]))
 }
 
 /// Whether the node role can do without `AmazonEKS_CNI_Policy`: the VPC CNI
@@ -186,6 +229,6 @@ async fn cni_has_own_identity(cx: &CheckCx, cluster: &str) -> Result<bool, FactE
         .metadata
         .annotations
         .as_ref()
-        .is_some_and(|a| a.contains_key(crate::checks::identity::wiring::IRSA_ANNOTATION));
+        .is_some_and(|a| a.contains_key(IRSA_ANNOTATION));
     Ok(irsa || !assocs?.is_empty())
 }

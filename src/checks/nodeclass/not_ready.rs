@@ -2,8 +2,14 @@
 //! not Ready is skipped ("ignoring nodepool, not ready"), so nothing launches; a condition
 //! stuck Unknown means the controller cannot finish discovery (permissions, network).
 
-use super::object;
 use crate::check::prelude::*;
+use crate::checks::common::codes::{
+    CONTROLLER_ACTION_BLOCKED_BY_SCP, CONTROLLER_NOT_RUNNING,
+    CONTROLLER_PERMISSION_BOUNDARY_BLOCKS, NODECLASS_AMI_UNRESOLVABLE,
+    NODECLASS_INSTANCE_PROFILE_INVALID, NODECLASS_NODE_ROLE_INVALID, NODECLASS_PASSROLE_DENIED,
+    NODECLASS_SECURITY_GROUPS_UNRESOLVED, NODECLASS_SUBNETS_UNRESOLVED,
+};
+use crate::checks::common::nodeclass::object;
 use crate::model::Condition;
 
 declare_check! {
@@ -18,16 +24,32 @@ declare_check! {
     }
 }
 
-/// The sub-conditions that roll up into Ready, and the check that finds each one's cause.
-const SUB_CONDITIONS: &[(&str, &str)] = &[
-    ("SubnetsReady", "KD3001"),
-    ("SecurityGroupsReady", "KD3002"),
-    ("AMIsReady", "KD3003"),
-    ("InstanceProfileReady", "KD3006 and KD3005"),
-    ("ValidationSucceeded", "KD3007 and KD2101-KD2103"),
-    ("PlacementGroupReady", ""),
-    ("CapacityReservationsReady", ""),
+/// The sub-conditions that roll up into Ready.
+const SUB_CONDITIONS: &[&str] = &[
+    "SubnetsReady",
+    "SecurityGroupsReady",
+    "AMIsReady",
+    "InstanceProfileReady",
+    "ValidationSucceeded",
+    "PlacementGroupReady",
+    "CapacityReservationsReady",
 ];
+
+/// The checks that find the cause of a sub-condition, in words; `None` when none does.
+fn owner(sub_condition: &str) -> Option<String> {
+    Some(match sub_condition {
+        "SubnetsReady" => NODECLASS_SUBNETS_UNRESOLVED.to_string(),
+        "SecurityGroupsReady" => NODECLASS_SECURITY_GROUPS_UNRESOLVED.to_string(),
+        "AMIsReady" => NODECLASS_AMI_UNRESOLVABLE.to_string(),
+        "InstanceProfileReady" => {
+            format!("{NODECLASS_INSTANCE_PROFILE_INVALID} and {NODECLASS_NODE_ROLE_INVALID}")
+        }
+        "ValidationSucceeded" => format!(
+            "{NODECLASS_PASSROLE_DENIED} and {CONTROLLER_ACTION_BLOCKED_BY_SCP}-{CONTROLLER_PERMISSION_BOUNDARY_BLOCKS}"
+        ),
+        _ => return None,
+    })
+}
 
 /// How long a condition may stay Unknown before it counts as stuck: discovery takes seconds.
 const STUCK_MINUTES: i64 = 10;
@@ -41,7 +63,7 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
         let stuck = |c: &Condition| c.status == "Unknown" && c.held_longer_than(now, STUCK_MINUTES);
         let bad: Vec<&Condition> = conditions
             .iter()
-            .filter(|c| SUB_CONDITIONS.iter().any(|(t, _)| *t == c.type_))
+            .filter(|c| SUB_CONDITIONS.contains(&c.type_.as_str()))
             .filter(|c| c.status == "False" || stuck(c))
             .collect();
         let ready = nc.status.condition("Ready");
@@ -58,12 +80,12 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
             .collect();
         let owners: Vec<String> = bad
             .iter()
-            .filter_map(|c| SUB_CONDITIONS.iter().find(|(t, _)| *t == c.type_))
-            .filter(|(_, owner)| !owner.is_empty())
-            .map(|(t, owner)| format!("{t}: see {owner}"))
+            .filter_map(|c| owner(&c.type_).map(|o| format!("{}: see {o}", c.type_)))
             .collect();
         let message = match (ready, bad.first()) {
-            (None, _) => "has no status conditions: the controller has not reconciled it (is the controller running? see KD1001)".to_string(),
+            (None, _) => format!(
+                "has no status conditions: the controller has not reconciled it (is the controller running? see {CONTROLLER_NOT_RUNNING})"
+            ),
             (Some(r), Some(first)) => format!(
                 "is not Ready ({} {}): {}={} {}: {}",
                 r.status, r.reason, first.type_, first.status, first.reason, first.message

@@ -3,9 +3,9 @@
 //! every launch fails with UnauthorizedOperation and instance profiles cannot take the role.
 //! The simulation is the one KD2101–KD2103 already run; this check names the NodeClass.
 
-use super::{node_role_arn, object};
 use crate::check::prelude::*;
-use crate::checks::identity::grants;
+use crate::checks::common::grants;
+use crate::checks::common::nodeclass::{node_role_arn, object};
 use crate::iam::simulation::Attribution;
 
 declare_check! {

@@ -2,8 +2,9 @@
 //! selector that matches nothing ("SecurityGroupSelector did not match any SecurityGroups")
 //! stops every launch; groups of another VPC fail it with SecurityGroupSubnetVPCMismatch.
 
-use super::{SelectorKind, cluster, judge_all};
 use crate::check::prelude::*;
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::selection::{SECURITY_GROUPS, judge_all};
 use crate::ec2;
 
 declare_check! {
@@ -18,20 +19,13 @@ declare_check! {
     }
 }
 
-const KIND: SelectorKind = SelectorKind {
-    field: "securityGroupSelectorTerms",
-    noun: "security group",
-    karpenter_message: "SecurityGroupSelector did not match any SecurityGroups",
-    condition: "SecurityGroupsReady",
-};
-
 async fn security_groups_unresolved(cx: &CheckCx) -> CheckResult {
     let (classes, groups, cluster) =
         futures::future::join3(cx.ec2_nodeclasses(), cx.security_groups(), cluster(cx)).await;
     let (classes, groups, cluster) = (classes?, groups?, cluster?);
     let region = cx.target().region.unwrap_or_default();
     Ok(judge_all(
-        &KIND,
+        &SECURITY_GROUPS,
         &classes,
         &groups,
         &cluster,

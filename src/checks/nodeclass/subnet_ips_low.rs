@@ -2,8 +2,11 @@
 //! for pods. Subnets close to exhaustion fail launches with InsufficientFreeAddressesInSubnet,
 //! or leave pods in ContainerCreating, long before anything else looks wrong.
 
-use super::{cluster, object};
 use crate::check::prelude::*;
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::evidence::capped;
+use crate::checks::common::nodeclass::object;
+use crate::checks::common::selection::SUBNETS;
 use crate::ec2;
 
 declare_check! {
@@ -30,7 +33,7 @@ async fn subnet_ips_low(cx: &CheckCx) -> CheckResult {
     let mut findings = Vec::new();
     for nc in classes.iter() {
         // A selector that cannot be read or selects nothing is KD3001's.
-        let Ok(terms) = ec2::terms(nc, super::subnets_unresolved::KIND.field) else {
+        let Ok(terms) = ec2::terms(nc, SUBNETS.field) else {
             continue;
         };
         let selected: Vec<_> = ec2::select_subnets(&terms, &subnets)
@@ -67,7 +70,7 @@ async fn subnet_ips_low(cx: &CheckCx) -> CheckResult {
                 }
             ),
         )
-        .evidence("lowSubnets", super::grants::capped(listed, 20))
+        .evidence("lowSubnets", capped(listed, 20))
         .hint("add larger subnets to the selector (tag them), enable VPC CNI prefix delegation, or spread NodePools over more zones"));
     }
     Ok(findings)

@@ -2,8 +2,9 @@
 //! nothing leaves `SubnetsReady=False` and no node can launch; one that matches subnets of
 //! another VPC launches nodes that cannot join.
 
-use super::{SelectorKind, cluster, judge_all};
 use crate::check::prelude::*;
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::selection::{SUBNETS, judge_all};
 use crate::ec2;
 
 declare_check! {
@@ -18,20 +19,13 @@ declare_check! {
     }
 }
 
-pub const KIND: SelectorKind = SelectorKind {
-    field: "subnetSelectorTerms",
-    noun: "subnet",
-    karpenter_message: "SubnetSelector did not match any Subnets",
-    condition: "SubnetsReady",
-};
-
 async fn subnets_unresolved(cx: &CheckCx) -> CheckResult {
     let (classes, subnets, cluster) =
         futures::future::join3(cx.ec2_nodeclasses(), cx.subnets(), cluster(cx)).await;
     let (classes, subnets, cluster) = (classes?, subnets?, cluster?);
     let region = cx.target().region.unwrap_or_default();
     Ok(judge_all(
-        &KIND,
+        &SUBNETS,
         &classes,
         &subnets,
         &cluster,

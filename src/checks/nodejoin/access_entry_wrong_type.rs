@@ -3,9 +3,10 @@
 //! `FARGATE_LINUX` or `HYBRID_LINUX` map it to the wrong node name; Windows nodes need
 //! `EC2_WINDOWS`. The type cannot be changed: the entry has to be re-created.
 
-use super::{Mode, node_entry_type, node_roles};
 use crate::check::prelude::*;
-use crate::checks::nodeclass::{cluster, object};
+use crate::checks::common::access::{Mode, node_entry_type, node_roles};
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::nodeclass::object;
 
 declare_check! {
     pub static ACCESS_ENTRY_WRONG_TYPE = {

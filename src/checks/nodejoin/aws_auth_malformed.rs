@@ -2,10 +2,11 @@
 //! mapping at once; a node entry with another username, missing groups, a role ARN with a
 //! path or an instance-profile ARN lets the node authenticate but not register.
 
-use super::{Mode, map_roles, node_roles, pathless};
 use crate::awsauth::{NODE_USERNAME, node_mapping_problems};
 use crate::check::prelude::*;
-use crate::checks::nodeclass::{cluster, object};
+use crate::checks::common::access::{Mode, map_roles, node_roles, pathless};
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::nodeclass::object;
 
 declare_check! {
     pub static AWS_AUTH_MALFORMED = {

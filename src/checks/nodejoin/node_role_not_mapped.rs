@@ -2,9 +2,12 @@
 //! ("Unauthorized"): the instance runs, the NodeClaim stays `Registered=Unknown` with
 //! NodeNotFound "Node not registered with cluster", and is replaced every 15 minutes.
 
-use super::{Mode, NodeRole, map_roles, node_entry_type, node_roles};
 use crate::check::prelude::*;
-use crate::checks::nodeclass::{cluster, object};
+use crate::checks::common::access::{Mode, NodeRole, map_roles, node_entry_type, node_roles};
+use crate::checks::common::cluster::cluster;
+use crate::checks::common::codes::AWS_AUTH_MALFORMED;
+use crate::checks::common::evidence::capped;
+use crate::checks::common::nodeclass::object;
 use crate::model::NodeClaim;
 
 declare_check! {
@@ -64,7 +67,7 @@ async fn node_role_not_mapped(cx: &CheckCx) -> CheckResult {
             && mode.reads_aws_auth()
         {
             why.push_str(&format!(
-                " (aws-auth cannot be parsed, so none of its mappings count: {e}; see KD5002)"
+                " (aws-auth cannot be parsed, so none of its mappings count: {e}; see {AWS_AUTH_MALFORMED})"
             ));
         }
         if role.has_path()
@@ -72,7 +75,9 @@ async fn node_role_not_mapped(cx: &CheckCx) -> CheckResult {
             && let Some(Ok(m)) = &mapped_roles
             && m.iter().any(|e| e.rolearn == role.arn)
         {
-            why.push_str(" (aws-auth names it with its path, which never matches; see KD5002)");
+            why.push_str(&format!(
+                " (aws-auth names it with its path, which never matches; see {AWS_AUTH_MALFORMED})"
+            ));
         }
         why.push_str(": its nodes are refused by the API server and never register");
         // Read only when there is something to report: NodeClaims are evidence here.
@@ -81,10 +86,7 @@ async fn node_role_not_mapped(cx: &CheckCx) -> CheckResult {
             .evidence("authenticationMode", mode.as_str())
             .evidence("nodeRole", role.arn.clone());
         if !stuck.is_empty() {
-            f = f.evidence(
-                "unregisteredNodeClaims",
-                crate::checks::identity::grants::capped(stuck, 10),
-            );
+            f = f.evidence("unregisteredNodeClaims", capped(stuck, 10));
         }
         f = f.hint(match mode {
             Mode::ConfigMap => {

@@ -3,7 +3,11 @@
 //! NodeRegistrationHealthy (v1.4+) keeps the reason of the last failed launch or join.
 
 use crate::check::prelude::*;
-use crate::checks::nodeclaim::launch_cause;
+use crate::checks::common::codes::{
+    ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, NODE_ROLE_NOT_MAPPED, NODECLAIM_NOT_REGISTERED,
+    NODECLASS_NOT_READY, NODEPOOL_NODECLASSREF_INVALID,
+};
+use crate::checks::common::launch::launch_cause;
 use crate::model::Condition;
 
 declare_check! {
@@ -68,14 +72,18 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
 
 /// The checks that find the cause of a bad NodePool condition.
 fn owners(c: &Condition) -> String {
-    match (c.type_.as_str(), c.reason.as_str()) {
-        ("NodeClassReady", "NodeClassNotFound") => "KD4001".to_string(),
-        ("NodeClassReady", _) => "KD3008".to_string(),
-        ("NodeRegistrationHealthy", "RegistrationFailed") => {
-            "KD6002, KD5001, KD5002, KD5003".to_string()
-        }
-        ("NodeRegistrationHealthy", reason) => launch_cause(reason, &c.message).owners.join(", "),
-        ("ValidationSucceeded", _) => String::new(),
-        _ => "KD3008, KD4001".to_string(),
-    }
+    let owners: &[&str] = match (c.type_.as_str(), c.reason.as_str()) {
+        ("NodeClassReady", "NodeClassNotFound") => &[NODEPOOL_NODECLASSREF_INVALID],
+        ("NodeClassReady", _) => &[NODECLASS_NOT_READY],
+        ("NodeRegistrationHealthy", "RegistrationFailed") => &[
+            NODECLAIM_NOT_REGISTERED,
+            NODE_ROLE_NOT_MAPPED,
+            AWS_AUTH_MALFORMED,
+            ACCESS_ENTRY_WRONG_TYPE,
+        ],
+        ("NodeRegistrationHealthy", reason) => launch_cause(reason, &c.message).owners,
+        ("ValidationSucceeded", _) => &[],
+        _ => &[NODECLASS_NOT_READY, NODEPOOL_NODECLASSREF_INVALID],
+    };
+    owners.join(", ")
 }

@@ -4,8 +4,9 @@
 //! AuthFailure.ServiceLinkedRoleCreationNotPermitted (SpotSLRCreationFailed).
 
 use crate::check::prelude::*;
-use crate::checks::identity::grants;
-use crate::checks::nodeclass::{cluster, cluster_arn};
+use crate::checks::common::cluster::{cluster, cluster_arn};
+use crate::checks::common::grants;
+use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
 use crate::facts::ContextEntry;
 use crate::iam::simulation::{Attribution, attribute};
 use crate::model::NodePool;
@@ -22,34 +23,7 @@ declare_check! {
     }
 }
 
-pub const SPOT_ROLE: &str = "AWSServiceRoleForEC2Spot";
 const CREATE: &str = "iam:CreateServiceLinkedRole";
-
-/// The Spot service-linked role's ARN in the cluster's account.
-pub fn spot_role_arn(cluster: &crate::arn::Arn) -> String {
-    format!(
-        "arn:{}:iam::{}:role/aws-service-role/spot.amazonaws.com/{SPOT_ROLE}",
-        cluster.partition, cluster.account
-    )
-}
-
-/// Whether a NodePool may launch spot. Without a capacity-type requirement Karpenter launches
-/// on-demand only.
-pub fn allows_spot(pool: &NodePool) -> bool {
-    let mut allowed = false;
-    for r in &pool.spec.template.spec.requirements {
-        if r.key != "karpenter.sh/capacity-type" {
-            continue;
-        }
-        allowed = match r.operator.as_str() {
-            "In" => r.values.iter().any(|v| v == "spot"),
-            "NotIn" => !r.values.iter().any(|v| v == "spot"),
-            "Exists" => true,
-            _ => false,
-        };
-    }
-    allowed
-}
 
 async fn spot_service_linked_role_missing(cx: &CheckCx) -> CheckResult {
     let pools = cx.nodepools().await?;

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use crate::arn::Arn;
 use crate::check::prelude::*;
-use crate::checks::identity::grants::{base_vars, minor};
+use crate::checks::common::caller::principal_arn;
+use crate::checks::common::cluster::{minor, name_unknown};
+use crate::checks::common::codes::CONTROLLER_ACTION_BLOCKED_BY_SCP;
+use crate::checks::common::grants::base_vars;
 use crate::facts::ContextEntry;
 use crate::iam::reference::{self, InstallStep, Version};
 use crate::iam::simulation::{Attribution, attribute};
@@ -55,9 +58,7 @@ async fn install_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
     let hints = cx.hints().clone();
     let target = cx.target();
     let Some(cluster) = target.cluster.clone() else {
-        return Err(FactError::NotFound {
-            message: "the EKS cluster name is unknown (pass --cluster)".to_string(),
-        });
+        return Err(name_unknown());
     };
     let version = match hints.karpenter_version.as_deref() {
         Some(v) => Version::parse(v),
@@ -183,36 +184,8 @@ async fn install_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
             )
             .severity(Severity::Info)
             .evidence("simulatedAs", principal.clone())
-            .hint("apply each workaround above, then run karpdoctor after installing: KD2101 checks the controller role the same way"),
+            .hint(format!("apply each workaround above, then run karpdoctor after installing: {CONTROLLER_ACTION_BLOCKED_BY_SCP} checks the controller role the same way")),
         );
     }
     Ok(findings)
-}
-
-/// The IAM principal behind the caller: an assumed-role session resolves to its role's ARN
-/// (path included, from `iam:GetRole`), since sessions cannot be simulated.
-pub async fn principal_arn(cx: &CheckCx, caller: &str) -> Result<String, FactError> {
-    let Some(arn) = Arn::parse(caller) else {
-        return Err(FactError::Malformed {
-            message: format!("the caller ARN {caller:?} is not an ARN"),
-        });
-    };
-    if arn.service == "sts"
-        && let Some(rest) = arn.resource.strip_prefix("assumed-role/")
-    {
-        let name = rest.split('/').next().unwrap_or_default();
-        return match cx.iam_role(name).await?.as_ref() {
-            Some(role) => Ok(role.arn.clone()),
-            None => Ok(format!(
-                "arn:{}:iam::{}:role/{name}",
-                arn.partition, arn.account
-            )),
-        };
-    }
-    if arn.resource == "root" {
-        return Err(FactError::NotInstalled {
-            what: "an IAM principal to simulate (the account root user cannot be simulated; run as a role or user)".to_string(),
-        });
-    }
-    Ok(caller.to_string())
 }

@@ -3,6 +3,9 @@
 //! (Karpenter creates it at the first Spot launch, which many accounts do not allow).
 
 use crate::check::prelude::*;
+use crate::checks::common::cluster::name_unknown;
+use crate::checks::common::codes::INSTALL_ACTION_BLOCKED_BY_SCP;
+use crate::checks::common::spot::SPOT_ROLE;
 
 declare_check! {
     pub static INSTALL_PREREQUISITES_MISSING = {
@@ -16,23 +19,17 @@ declare_check! {
     }
 }
 
-/// The Spot service-linked role's name (created by `iam:CreateServiceLinkedRole` for
-/// `spot.amazonaws.com`).
-pub const SPOT_SLR: &str = "AWSServiceRoleForEC2Spot";
-
 async fn install_prerequisites_missing(cx: &CheckCx) -> CheckResult {
     let target = cx.target();
     let Some(cluster) = target.cluster.clone() else {
-        return Err(FactError::NotFound {
-            message: "the EKS cluster name is unknown (pass --cluster)".to_string(),
-        });
+        return Err(name_unknown());
     };
     let region = target.region.clone().unwrap_or_default();
     let mut findings = Vec::new();
     let (eks, providers, spot) = futures::future::join3(
         cx.eks_cluster(&cluster),
         cx.oidc_providers(),
-        cx.iam_role(SPOT_SLR),
+        cx.iam_role(SPOT_ROLE),
     )
     .await;
     match eks?.as_ref() {
@@ -70,8 +67,8 @@ async fn install_prerequisites_missing(cx: &CheckCx) -> CheckResult {
     if spot?.is_none() {
         findings.push(
             Finding::new(
-                format!("IAM role {SPOT_SLR}"),
-                "the Spot service-linked role does not exist: Karpenter creates it at the first Spot launch, which needs iam:CreateServiceLinkedRole (often blocked; see KD2201)",
+                format!("IAM role {SPOT_ROLE}"),
+                format!("the Spot service-linked role does not exist: Karpenter creates it at the first Spot launch, which needs iam:CreateServiceLinkedRole (often blocked; see {INSTALL_ACTION_BLOCKED_BY_SCP})"),
             )
             .hint("create it once now with an identity that may, or keep NodePools on-demand")
             .fix("aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"),

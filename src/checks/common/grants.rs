@@ -1,12 +1,15 @@
 //! What the controller role may do: the reference statements of the controller's release,
 //! simulated with `iam:SimulatePrincipalPolicy` against this install's concrete resources
-//! and request context. Shared by KD2101–KD2104, computed from memoized facts, so the
-//! simulations run once however many checks read them.
+//! and request context. Shared by KD2101–KD2104 and the checks that simulate one more action
+//! for the controller role, computed from memoized facts, so the simulations run once however
+//! many checks read them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::cluster::{cluster_arn, minor};
+use super::codes::{CONTROLLER_CREDENTIALS_MISSING, IRSA_ROLE_INVALID};
 use super::wiring;
 use crate::arn::Arn;
 use crate::check::CheckCx;
@@ -70,7 +73,9 @@ pub async fn controller_role(cx: &CheckCx) -> Result<(wiring::Wiring, IamRole), 
         .clone()
         .or_else(|| w.associations.first().map(|a| a.role_arn.clone()))
     else {
-        return Err(skip("a controller identity (KD2001)"));
+        return Err(skip(format!(
+            "a controller identity ({CONTROLLER_CREDENTIALS_MISSING})"
+        )));
     };
     let Some((account, name)) = Arn::parse(&arn)
         .filter(|a| a.service == "iam")
@@ -79,7 +84,9 @@ pub async fn controller_role(cx: &CheckCx) -> Result<(wiring::Wiring, IamRole), 
                 .map(|n| (a.account.to_string(), n.to_string()))
         })
     else {
-        return Err(skip("a valid controller role ARN (KD2004)"));
+        return Err(skip(format!(
+            "a valid controller role ARN ({IRSA_ROLE_INVALID})"
+        )));
     };
     if w.account.as_deref().is_some_and(|a| a != account) {
         return Err(skip(
@@ -88,7 +95,7 @@ pub async fn controller_role(cx: &CheckCx) -> Result<(wiring::Wiring, IamRole), 
     }
     match cx.iam_role(&name).await?.as_ref() {
         Some(role) => Ok((w, role.clone())),
-        None => Err(skip("the controller role (KD2004)")),
+        None => Err(skip(format!("the controller role ({IRSA_ROLE_INVALID})"))),
     }
 }
 
@@ -128,11 +135,7 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     let Some(cluster) = cluster.as_ref() else {
         return Err(skip(format!("the EKS cluster {}", w.cluster)));
     };
-    let Some(cluster_arn) = Arn::parse(&cluster.arn) else {
-        return Err(FactError::Malformed {
-            message: format!("the cluster ARN {:?} is not an ARN", cluster.arn),
-        });
-    };
+    let cluster_arn = cluster_arn(cluster)?;
     let mut vars = base_vars(&cluster_arn, &w.cluster, &cluster.arn);
     vars.insert("controllerRoleArn".into(), role.arn.clone());
     let k8s = minor(&cluster.version);
@@ -256,13 +259,6 @@ pub fn base_vars(cluster_arn: &Arn, cluster: &str, arn: &str) -> BTreeMap<String
     .collect()
 }
 
-/// `1.31` from `1.31` or `1.31.2`.
-pub fn minor(version: &str) -> Option<String> {
-    let mut parts = version.trim_start_matches('v').split('.');
-    let (major, minor) = (parts.next()?, parts.next()?);
-    (!major.is_empty() && !minor.is_empty()).then(|| format!("{major}.{minor}"))
-}
-
 fn ids(nc: &Ec2NodeClass, field: &str) -> Vec<String> {
     nc.status
         .rest
@@ -362,17 +358,6 @@ fn nodeclass_input(
         capacity_reservations: nc.spec.contains_key("capacityReservationSelectorTerms"),
         placement_group: nc.spec.contains_key("placementGroupSelector"),
     }
-}
-
-/// Shortens a list for evidence: the first `n` and how many more.
-pub fn capped(items: impl IntoIterator<Item = String>, n: usize) -> Vec<String> {
-    let all: Vec<String> = items.into_iter().collect();
-    let more = all.len().saturating_sub(n);
-    let mut out: Vec<String> = all.into_iter().take(n).collect();
-    if more > 0 {
-        out.push(format!("… and {more} more"));
-    }
-    out
 }
 
 /// `action on resource` lines of some rows, grouped per action.

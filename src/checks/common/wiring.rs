@@ -4,6 +4,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
+use super::cluster::name_unknown;
 use crate::check::CheckCx;
 use crate::facts::{FactError, PodIdentityAssociation};
 use crate::model::{ControllerDeployment, is_controller_image};
@@ -59,9 +60,7 @@ pub async fn resolve(cx: &CheckCx) -> Result<Wiring, FactError> {
         .unwrap_or_else(|| "default".to_string());
     let target = cx.target();
     let Some(cluster) = target.cluster.clone() else {
-        return Err(FactError::NotFound {
-            message: "the EKS cluster name is unknown (pass --cluster)".to_string(),
-        });
+        return Err(name_unknown());
     };
     let selector = controller.pod_selector();
     let (sa, associations, pods) = futures::future::join3(

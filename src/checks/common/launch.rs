@@ -1,0 +1,205 @@
+//! Why a launch failed, from the reason Karpenter gives, and the checks that judge each cause
+//! (KD6001 and KD4005 read the same table).
+
+use super::codes::*;
+use crate::check::Severity;
+
+/// A launch failure's cause, in words, with the checks that judge it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cause {
+    pub summary: &'static str,
+    pub owners: &'static [&'static str],
+    pub severity: Severity,
+}
+
+const fn cause(
+    summary: &'static str,
+    owners: &'static [&'static str],
+    severity: Severity,
+) -> Cause {
+    Cause {
+        summary,
+        owners,
+        severity,
+    }
+}
+
+/// Classifies a launch failure from the reason Karpenter gave (the AWS provider's
+/// `ToReasonMessage`, v1.2+) and, for the generic reasons, from the message.
+pub fn launch_cause(reason: &str, message: &str) -> Cause {
+    use Severity::{Error, Warning};
+    let m = message.to_ascii_lowercase();
+    let by_message = || {
+        if m.contains("servicelinkedrolecreationnotpermitted") {
+            Some("SpotSLRCreationFailed")
+        } else if m.contains("unauthorizedoperation")
+            || m.contains("accessdenied")
+            || m.contains("not authorized")
+        {
+            Some("Unauthorized")
+        } else if m.contains("invalidamiid") {
+            Some("AMINotFound")
+        } else if m.contains("insufficientinstancecapacity")
+            || m.contains("unavailable during launch")
+            || m.contains("insufficient capacity")
+        {
+            Some("InsufficientCapacityError")
+        } else if m.contains("belong to different networks") {
+            Some("SecurityGroupSubnetVPCMismatch")
+        } else {
+            None
+        }
+    };
+    let reason = match reason {
+        "LaunchFailed" | "FailedLaunch" | "" => by_message().unwrap_or(reason),
+        r => r,
+    };
+    match reason {
+        "SpotSLRCreationFailed" => cause(
+            "the Spot service-linked role does not exist and the controller may not create it",
+            &[SPOT_SERVICE_LINKED_ROLE_MISSING],
+            Error,
+        ),
+        "Unauthorized" if m.contains("service control policy") => cause(
+            "an organization SCP denies the launch",
+            &[CONTROLLER_ACTION_BLOCKED_BY_SCP],
+            Error,
+        ),
+        "Unauthorized"
+            if m.contains("permission boundary") || m.contains("permissions boundary") =>
+        {
+            cause(
+                "the controller role's permissions boundary denies the launch",
+                &[CONTROLLER_PERMISSION_BOUNDARY_BLOCKS],
+                Error,
+            )
+        }
+        "Unauthorized" => cause(
+            "the controller role's policy does not allow the launch",
+            &[CONTROLLER_PERMISSION_MISSING, NODECLASS_PASSROLE_DENIED],
+            Error,
+        ),
+        "AMIAuthorizationFailure" => cause(
+            "the AMI is not shared with this account",
+            &[NODECLASS_AMI_UNRESOLVABLE],
+            Error,
+        ),
+        "InvalidAMIID" | "AMINotFound" => cause(
+            "the AMI does not exist in this region or is not visible to the account",
+            &[NODECLASS_AMI_UNRESOLVABLE],
+            Error,
+        ),
+        "SecurityGroupSubnetVPCMismatch" => cause(
+            "the security groups and subnets are in different VPCs",
+            &[
+                NODECLASS_SUBNETS_UNRESOLVED,
+                NODECLASS_SECURITY_GROUPS_UNRESOLVED,
+            ],
+            Error,
+        ),
+        "InstanceProfileNameInvalid" => cause(
+            "the instance profile in the EC2NodeClass status does not exist",
+            &[NODECLASS_INSTANCE_PROFILE_INVALID],
+            Error,
+        ),
+        "InsufficientFreeAddressesInSubnet" => cause(
+            "the subnets have no free IP addresses",
+            &[NODECLASS_SUBNET_IPS_LOW],
+            Error,
+        ),
+        "NodeClassReadinessUnknown" | "NodeClassNotReady" => cause(
+            "the EC2NodeClass is not Ready",
+            &[NODECLASS_NOT_READY],
+            Error,
+        ),
+        "InstanceTypeResolutionFailed" => cause(
+            "no instance type could be resolved",
+            &[NODEPOOL_REQUIREMENTS_UNSATISFIABLE],
+            Error,
+        ),
+        "SubnetResolutionFailed" => cause(
+            "no subnet could be resolved",
+            &[NODECLASS_SUBNETS_UNRESOLVED],
+            Error,
+        ),
+        "InternalError" => cause(
+            "EC2 terminated the instance with an internal error (often a KMS key the launch may not use)",
+            &[NODECLASS_EBS_KMS_UNUSABLE],
+            Error,
+        ),
+        "InsufficientCapacityError" => cause(
+            "EC2 had no capacity for the instance types requested",
+            &[],
+            Warning,
+        ),
+        "VCPULimitExceeded" | "SpotQuotaExceeded" | "FleetQuotaExceeded" => cause(
+            "an EC2 service quota is exhausted (request an increase in Service Quotas)",
+            &[],
+            Error,
+        ),
+        "RequestLimitExceeded" => cause("EC2 throttled the controller's requests", &[], Warning),
+        "UserDataSizeLimitExceeded" => cause(
+            "the rendered user data exceeds EC2's 16 KB limit",
+            &[],
+            Error,
+        ),
+        "AccountPendingVerification" => cause(
+            "the account is still being verified for this region",
+            &[],
+            Error,
+        ),
+        "FreeTierIneligible" => cause(
+            "the account may only launch Free Tier instance types",
+            &[NODEPOOL_REQUIREMENTS_UNSATISFIABLE],
+            Error,
+        ),
+        "LaunchTemplateNotFound" => cause(
+            "a launch template disappeared during launch (usually transient)",
+            &[],
+            Warning,
+        ),
+        _ => cause("the launch failed", &[], Error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unauthorized_is_told_apart_by_its_message() {
+        let scp = launch_cause(
+            "Unauthorized",
+            "User is not authorized to perform this operation due to a service control policy",
+        );
+        assert_eq!(scp.owners, ["KD2101"]);
+        let boundary = launch_cause(
+            "Unauthorized",
+            "User is not authorized to perform this operation due to a permission boundary",
+        );
+        assert_eq!(boundary.owners, ["KD2103"]);
+        let policy = launch_cause(
+            "Unauthorized",
+            "User is not authorized to perform this operation because no identity-based policy allows it",
+        );
+        assert_eq!(policy.owners, ["KD2102", "KD3007"]);
+    }
+
+    #[test]
+    fn generic_reasons_fall_back_to_the_message() {
+        let c = launch_cause(
+            "LaunchFailed",
+            "creating instance, AuthFailure.ServiceLinkedRoleCreationNotPermitted: The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances",
+        );
+        assert_eq!(c.owners, ["KD4004"]);
+        let ice = launch_cause(
+            "",
+            "NodeClaim default-x event: all requested instance types were unavailable during launch",
+        );
+        assert_eq!(ice.severity, Severity::Warning);
+        assert_eq!(
+            launch_cause("SomethingNew", "").summary,
+            "the launch failed"
+        );
+    }
+}

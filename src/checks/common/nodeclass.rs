@@ -1,0 +1,79 @@
+//! What an EC2NodeClass says about itself: its name in findings, where its node role comes
+//! from, and whether it launches Windows nodes.
+
+use serde_json::Value;
+
+use crate::arn::Arn;
+use crate::check::CheckCx;
+use crate::ec2::{self, AmiTerm};
+use crate::facts::FactError;
+use crate::model::{Ec2NodeClass, object_ref};
+
+pub fn object(nc: &Ec2NodeClass) -> String {
+    object_ref("EC2NodeClass", &nc.metadata)
+}
+
+/// Where a NodeClass's node role comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeRoleSource {
+    /// `spec.role`: Karpenter manages an instance profile for it.
+    Role(String),
+    /// `spec.instanceProfile`: a profile made outside Karpenter.
+    InstanceProfile(String),
+    None,
+}
+
+pub fn node_role_source(nc: &Ec2NodeClass) -> NodeRoleSource {
+    let text = |k: &str| {
+        nc.spec
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    match (text("role"), text("instanceProfile")) {
+        (Some(r), _) => NodeRoleSource::Role(r),
+        (None, Some(p)) => NodeRoleSource::InstanceProfile(p),
+        (None, None) => NodeRoleSource::None,
+    }
+}
+
+/// The node role's ARN (with its path) of a NodeClass, when it can be resolved: from
+/// `spec.role` (a role that exists) or the role inside `spec.instanceProfile`. `Ok(None)` when
+/// there is none to judge (other checks report a missing role or profile).
+pub async fn node_role_arn(cx: &CheckCx, nc: &Ec2NodeClass) -> Result<Option<String>, FactError> {
+    Ok(match node_role_source(nc) {
+        NodeRoleSource::Role(name) => {
+            // `spec.role` may be given as an ARN too; IAM looks roles up by name.
+            let name = Arn::parse(&name)
+                .and_then(|a| a.role_name().map(str::to_string))
+                .unwrap_or(name);
+            cx.iam_role(&name)
+                .await?
+                .as_ref()
+                .as_ref()
+                .map(|r| r.arn.clone())
+        }
+        NodeRoleSource::InstanceProfile(p) if !p.starts_with("arn:") => cx
+            .instance_profile(&p)
+            .await?
+            .as_ref()
+            .as_ref()
+            .and_then(|ip| ip.roles.first().cloned()),
+        _ => None,
+    })
+}
+
+/// The Windows AMI families (their nodes need `EC2_WINDOWS` entries and the kube-proxy group).
+pub fn is_windows(nc: &Ec2NodeClass) -> bool {
+    let family = nc
+        .spec
+        .get("amiFamily")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    family.starts_with("windows")
+        || ec2::ami_terms(nc)
+            .iter()
+            .any(|t| matches!(t, AmiTerm::Alias(a) if a.starts_with("windows")))
+}
