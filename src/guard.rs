@@ -4,7 +4,9 @@
 //! call only read APIs, both transports are wrapped: the AWS SDK clients carry an interceptor
 //! and the `kube::Client` a tower filter. Each request is classified into an [`ApiOp`] and
 //! refused unless it is (a) of a read-only form and (b) declared by some fact kind in
-//! [`FactKind::operations`]. Refused requests never reach the network. Every allowed request
+//! [`FactKind::operations`]. Refused requests never reach the network. The one exception, the
+//! `--history` ConfigMap, is a [`WritableObject`] given to the guard of the one client that may
+//! update it, when that client is built; every other client writes nothing. Every allowed request
 //! is counted in the [`ApiLog`] for `-v` statistics and for the test that lists the
 //! operations the scenario suite issued.
 

@@ -24,8 +24,4 @@ impl Backend {
             Backend::Recorded(rec) => rec.fetch(key),
         }
     }
-
-    pub fn is_live(&self) -> bool {
-        matches!(self, Backend::Live(_))
-    }
 }

@@ -211,27 +211,28 @@ impl Live {
     /// debug build's task stack.
     async fn fetch_unbounded(&self, key: &FactKey) -> Result<Value, FactError> {
         use kube::{CRDS, EC2NODECLASSES, NODECLAIMS, NODEPOOLS, NODES, SERVICEACCOUNTS, SERVICES};
+        let (k, aws) = (|| self.kube(), || self.aws());
         let fetch: BoxFuture<'_, Result<Value, FactError>> = match key {
-            FactKey::KubeVersion => kube::version(self.kube()?).boxed(),
+            FactKey::KubeVersion => kube::version(k()?).boxed(),
             FactKey::ControllerDeployments { namespace } => {
-                kube::controller_deployments(self.kube()?, namespace.as_deref()).boxed()
+                kube::controller_deployments(k()?, namespace.as_deref()).boxed()
             }
             FactKey::Pods {
                 namespace,
                 label_selector,
-            } => kube::pods(self.kube()?, namespace, label_selector).boxed(),
-            FactKey::Crd { name } => kube::get_object(self.kube()?, &CRDS, None, name).boxed(),
-            FactKey::NodePools => kube::list_all(self.kube()?, &NODEPOOLS).boxed(),
-            FactKey::Ec2NodeClasses => kube::list_all(self.kube()?, &EC2NODECLASSES).boxed(),
-            FactKey::NodeClaims => kube::list_all(self.kube()?, &NODECLAIMS).boxed(),
+            } => kube::pods(k()?, namespace, label_selector).boxed(),
+            FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name).boxed(),
+            FactKey::NodePools => kube::list_all(k()?, &NODEPOOLS).boxed(),
+            FactKey::Ec2NodeClasses => kube::list_all(k()?, &EC2NODECLASSES).boxed(),
+            FactKey::NodeClaims => kube::list_all(k()?, &NODECLAIMS).boxed(),
             FactKey::ServiceAccount { namespace, name } => {
-                kube::get_object(self.kube()?, &SERVICEACCOUNTS, Some(namespace), name).boxed()
+                kube::get_object(k()?, &SERVICEACCOUNTS, Some(namespace), name).boxed()
             }
-            FactKey::Node { name } => kube::get_object(self.kube()?, &NODES, None, name).boxed(),
+            FactKey::Node { name } => kube::get_object(k()?, &NODES, None, name).boxed(),
             FactKey::Service { namespace, name } => {
-                kube::get_object(self.kube()?, &SERVICES, Some(namespace), name).boxed()
+                kube::get_object(k()?, &SERVICES, Some(namespace), name).boxed()
             }
-            FactKey::AwsAuth => kube::aws_auth(self.kube()?).boxed(),
+            FactKey::AwsAuth => kube::aws_auth(k()?).boxed(),
             FactKey::AccessReview {
                 verb,
                 group,
@@ -239,7 +240,7 @@ impl Live {
                 namespace,
                 name,
             } => kube::access_review(
-                self.kube()?,
+                k()?,
                 verb,
                 group,
                 resource,
@@ -252,68 +253,57 @@ impl Live {
                 pod,
                 container,
                 previous,
-            } => kube::pod_logs(self.kube()?, namespace, pod, container, *previous).boxed(),
+            } => kube::pod_logs(k()?, namespace, pod, container, *previous).boxed(),
             FactKey::Events { kind, namespace } => {
-                kube::events(self.kube()?, kind, namespace.as_deref()).boxed()
+                kube::events(k()?, kind, namespace.as_deref()).boxed()
             }
-            FactKey::WebhookConfigurations => kube::webhook_configurations(self.kube()?).boxed(),
-            FactKey::CallerIdentity => iam::caller_identity(&self.aws()?.sts).boxed(),
-            FactKey::IamRole { name } => iam::role(&self.aws()?.iam, name).boxed(),
+            FactKey::WebhookConfigurations => kube::webhook_configurations(k()?).boxed(),
+            FactKey::CallerIdentity => iam::caller_identity(&aws()?.sts).boxed(),
+            FactKey::IamRole { name } => iam::role(&aws()?.iam, name).boxed(),
             FactKey::IamInstanceProfile { name } => {
-                iam::instance_profile(&self.aws()?.iam, name).boxed()
+                iam::instance_profile(&aws()?.iam, name).boxed()
             }
             FactKey::IamAttachedRolePolicies { role } => {
-                iam::attached_role_policies(&self.aws()?.iam, role).boxed()
+                iam::attached_role_policies(&aws()?.iam, role).boxed()
             }
-            FactKey::OidcProviders => iam::oidc_providers(&self.aws()?.iam).boxed(),
+            FactKey::OidcProviders => iam::oidc_providers(&aws()?.iam).boxed(),
             FactKey::Simulation {
                 principal,
                 actions,
                 resources,
                 context,
-            } => iam::simulation(&self.aws()?.iam, principal, actions, resources, context).boxed(),
-            FactKey::EksCluster { name } => eks::cluster(&self.aws()?.eks, name).boxed(),
-            FactKey::EksAddon { cluster, name } => {
-                eks::addon(&self.aws()?.eks, cluster, name).boxed()
-            }
+            } => iam::simulation(&aws()?.iam, principal, actions, resources, context).boxed(),
+            FactKey::EksCluster { name } => eks::cluster(&aws()?.eks, name).boxed(),
+            FactKey::EksAddon { cluster, name } => eks::addon(&aws()?.eks, cluster, name).boxed(),
             FactKey::EksNodegroup { cluster, name } => {
-                eks::nodegroup(&self.aws()?.eks, cluster, name).boxed()
+                eks::nodegroup(&aws()?.eks, cluster, name).boxed()
             }
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
                 service_account,
-            } => eks::pod_identity_associations(
-                &self.aws()?.eks,
-                cluster,
-                namespace,
-                service_account,
-            )
-            .boxed(),
+            } => eks::pod_identity_associations(&aws()?.eks, cluster, namespace, service_account)
+                .boxed(),
             FactKey::EksAccessEntries { cluster } => {
-                eks::access_entries(&self.aws()?.eks, cluster).boxed()
+                eks::access_entries(&aws()?.eks, cluster).boxed()
             }
             FactKey::EksFargateProfiles { cluster } => {
-                eks::fargate_profiles(&self.aws()?.eks, cluster).boxed()
+                eks::fargate_profiles(&aws()?.eks, cluster).boxed()
             }
-            FactKey::Ec2Subnets => ec2::subnets(&self.aws()?.ec2).boxed(),
-            FactKey::Ec2SecurityGroups => ec2::security_groups(&self.aws()?.ec2).boxed(),
+            FactKey::Ec2Subnets => ec2::subnets(&aws()?.ec2).boxed(),
+            FactKey::Ec2SecurityGroups => ec2::security_groups(&aws()?.ec2).boxed(),
             FactKey::Ec2Images { filters, owners } => {
-                ec2::images(&self.aws()?.ec2, filters, owners).boxed()
+                ec2::images(&aws()?.ec2, filters, owners).boxed()
             }
-            FactKey::Ec2InstanceTypes => ec2::instance_types(&self.aws()?.ec2).boxed(),
-            FactKey::Ec2InstanceTypeOfferings => {
-                ec2::instance_type_offerings(&self.aws()?.ec2).boxed()
-            }
-            FactKey::EbsDefaults => ec2::ebs_defaults(&self.aws()?.ec2).boxed(),
-            FactKey::SsmParameters { names } => {
-                ssm_kms::parameters(&self.aws()?.ssm, names).boxed()
-            }
-            FactKey::KmsKey { key_id } => ssm_kms::key(&self.aws()?.kms, key_id).boxed(),
-            FactKey::SqsQueue { name } => messaging::sqs_queue(&self.aws()?.sqs, name).boxed(),
-            FactKey::SqsQueues => messaging::sqs_queues(&self.aws()?.sqs).boxed(),
+            FactKey::Ec2InstanceTypes => ec2::instance_types(&aws()?.ec2).boxed(),
+            FactKey::Ec2InstanceTypeOfferings => ec2::instance_type_offerings(&aws()?.ec2).boxed(),
+            FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).boxed(),
+            FactKey::SsmParameters { names } => ssm_kms::parameters(&aws()?.ssm, names).boxed(),
+            FactKey::KmsKey { key_id } => ssm_kms::key(&aws()?.kms, key_id).boxed(),
+            FactKey::SqsQueue { name } => messaging::sqs_queue(&aws()?.sqs, name).boxed(),
+            FactKey::SqsQueues => messaging::sqs_queues(&aws()?.sqs).boxed(),
             FactKey::EventRules { target_arn } => {
-                messaging::event_rules(&self.aws()?.events, target_arn).boxed()
+                messaging::event_rules(&aws()?.events, target_arn).boxed()
             }
         };
         fetch.await
