@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use comfy_table::{ContentArrangement, Table, presets};
 
 use crate::backend::Backend;
-use crate::backend::live::{Live, LiveOptions};
+use crate::backend::live::{Live, LiveOptions, kubeconfig};
 use crate::backend::recorded::Recorded;
 use crate::bundle::Bundle;
 use crate::check::CheckInfo;
@@ -21,6 +21,7 @@ use crate::engine::{self, Outcome, RunOptions};
 use crate::error::Error;
 use crate::facts::{ApiService, FactError, FactKind, Stored};
 use crate::guard::ApiLog;
+use crate::history_store::HistoryStore;
 use crate::model::ControllerDeployment;
 use crate::registry::{self, Selector};
 use crate::report::{
@@ -165,6 +166,8 @@ pub enum Source {
 pub struct RunOutput {
     pub report: Report,
     pub context: Arc<Context>,
+    /// The `--history` ConfigMap of a live run that keeps one.
+    pub history: Option<HistoryStore>,
 }
 
 async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
@@ -182,8 +185,8 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         });
     }
     let mut out = execute(source, target, args, &checks).await?;
-    if let Some(name) = &args.history {
-        record_history(&out.context, &mut out.report, name).await;
+    if let Some(store) = &out.history {
+        record_history(store, &mut out.report).await;
     }
     let fail_on = args.fail_on.into();
     let code = match out.report.exit_code(fail_on) {
@@ -234,13 +237,9 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
 
 /// Marks findings new/ongoing/resolved against the history ConfigMap and stores this run.
 /// Problems with the history are run notes: they never change the verdict.
-async fn record_history(ctx: &Context, report: &mut Report, name: &str) {
-    let Backend::Live(live) = ctx.backend() else {
-        return;
-    };
-    let namespace = crate::history::own_namespace();
-    crate::guard::allow_history_configmap(&namespace, name);
-    let (cm, previous) = match live.read_history(&namespace, name).await {
+async fn record_history(store: &HistoryStore, report: &mut Report) {
+    let (namespace, name) = (store.namespace(), store.name());
+    let (cm, previous) = match store.read().await {
         Ok(found) => found,
         Err(e) => {
             report.errors.push(e);
@@ -264,7 +263,7 @@ async fn record_history(ctx: &Context, report: &mut Report, name: &str) {
     );
     report.annotate(notes);
     let text = serde_json::to_string(&doc).unwrap_or_default();
-    if let Err(e) = live.write_history(cm, text).await {
+    if let Err(e) = store.write(cm, text).await {
         report.errors.push(e);
     }
 }
@@ -302,6 +301,8 @@ pub async fn execute(
         },
         None => None,
     };
+    // A live run keeps its own handle on the backend, and its history store if it keeps one.
+    let (mut live_run, mut history) = (None, None);
     let (backend, hints, mode) = match source {
         Source::Demo => {
             let bundle = Bundle::parse(DEMO_BUNDLE, "the built-in demo bundle")?.into_stored();
@@ -324,18 +325,21 @@ pub async fn execute(
             )
         }
         Source::Live => {
-            let live = Live::connect(
-                LiveOptions {
-                    kubeconfig: target_args.kubeconfig.clone(),
-                    context: target_args.context.clone(),
-                    profile: target_args.profile.clone(),
-                    region: target_args.region.clone(),
-                    request_timeout: args.check_timeout.min(args.timeout),
-                    kube_optional: target_args.pre_install,
-                },
-                log.clone(),
-            )
-            .await?;
+            let options = LiveOptions {
+                kubeconfig: target_args.kubeconfig.clone(),
+                context: target_args.context.clone(),
+                profile: target_args.profile.clone(),
+                region: target_args.region.clone(),
+                request_timeout: args.check_timeout.min(args.timeout),
+                kube_optional: target_args.pre_install,
+            };
+            // Read once: the backend and the history store build their clients from it.
+            let kube = kubeconfig::load(&options).await?;
+            let live = Arc::new(Live::connect(options, kube.clone(), log.clone())?);
+            if let Some(name) = &args.history {
+                let (config, namespace) = (kube.map(|(c, _)| c), crate::history::own_namespace());
+                history = Some(HistoryStore::connect(config, namespace, name, log.clone())?);
+            }
             let region = within(
                 deadline,
                 args.timeout,
@@ -349,7 +353,8 @@ pub async fn execute(
                 kube_context_cluster: live.kube_target.context_cluster.clone(),
                 ..flag_hints
             };
-            (Backend::Live(Box::new(live)), hints, "live")
+            live_run = Some(Arc::clone(&live));
+            (Backend::Live(live), hints, "live")
         }
     };
     // `pre-install` runs only the checks about the installer; a normal run never runs them.
@@ -394,7 +399,11 @@ pub async fn execute(
             args.timeout,
             "connecting to the Kubernetes API server",
             Box::pin(crate::context::chained(resolve_target(
-                &ctx, checks, needs_aws, needs_kube
+                &ctx,
+                live_run.as_deref(),
+                checks,
+                needs_aws,
+                needs_kube
             ))),
         ),
         within(
@@ -445,6 +454,7 @@ pub async fn execute(
     Ok(RunOutput {
         report,
         context: ctx,
+        history,
     })
 }
 
@@ -523,6 +533,7 @@ async fn karpenter_namespace(ctx: &Context) -> Option<String> {
 /// come from the flags (or the bundle), the account from the caller identity.
 async fn resolve_aws_target(
     ctx: &Context,
+    live: Option<&Live>,
     hints: &Hints,
     mut notes: Vec<String>,
 ) -> Result<(Target, Vec<String>), Error> {
@@ -534,8 +545,8 @@ async fn resolve_aws_target(
                     .to_string(),
         });
     }
-    if let Backend::Live(live) = ctx.backend() {
-        live.set_region(region.clone());
+    if let (Some(live), Some(region)) = (live, &region) {
+        live.connect_aws(region).await;
     }
     let mut target = Target {
         cluster: hints.cluster.clone(),
@@ -588,6 +599,7 @@ async fn within<T>(
 /// and leaves the checks that depend on it `unknown`.
 async fn resolve_target(
     ctx: &Arc<Context>,
+    live: Option<&Live>,
     checks: &[&'static CheckInfo],
     needs_aws: bool,
     needs_kube: bool,
@@ -595,7 +607,7 @@ async fn resolve_target(
     let mut notes = Vec::new();
     let hints = ctx.hints().clone();
     if !needs_kube {
-        let resolved = resolve_aws_target(ctx, &hints, notes).await;
+        let resolved = resolve_aws_target(ctx, live, &hints, notes).await;
         engine::prefetch(ctx, checks, |svc| svc != ApiService::Kubernetes);
         return resolved;
     }
@@ -606,10 +618,7 @@ async fn resolve_target(
             | FactError::Timeout { .. }
             | FactError::NoCredentials { .. }),
         ) => {
-            let server = match ctx.backend() {
-                Backend::Live(live) => live.kube_target.server.clone(),
-                Backend::Recorded(_) => None,
-            };
+            let server = live.and_then(|l| l.kube_target.server.clone());
             return Err(Error::KubeUnreachable {
                 server,
                 reason: e.to_string(),
@@ -632,8 +641,8 @@ async fn resolve_target(
         .map(|(deps, i)| ControllerDeployment::new(&deps[*i]));
     let cluster = hints.resolve_cluster(controller.as_ref());
     let region = hints.resolve_region(controller.as_ref());
-    if let Backend::Live(live) = ctx.backend() {
-        live.set_region(region.clone());
+    if let (Some(live), Some(region)) = (live, &region) {
+        live.connect_aws(region).await;
     }
     let mut target = Target {
         cluster: cluster.clone(),
@@ -656,7 +665,7 @@ async fn resolve_target(
     };
 
     // Recorded runs have what they have; live runs without a region cannot ask AWS at all.
-    if region.is_none() && ctx.backend().is_live() {
+    if region.is_none() && live.is_some() {
         if needs_aws {
             return Err(Error::Usage {
                 message: "cannot tell which AWS region the cluster is in: pass --region or set AWS_REGION".to_string(),

@@ -4,7 +4,9 @@
 //! call only read APIs, both transports are wrapped: the AWS SDK clients carry an interceptor
 //! and the `kube::Client` a tower filter. Each request is classified into an [`ApiOp`] and
 //! refused unless it is (a) of a read-only form and (b) declared by some fact kind in
-//! [`FactKind::operations`]. Refused requests never reach the network. Every allowed request
+//! [`FactKind::operations`]. Refused requests never reach the network. The one exception, the
+//! `--history` ConfigMap, is a [`WritableObject`] given to the guard of the one client that may
+//! update it, when that client is built; every other client writes nothing. Every allowed request
 //! is counted in the [`ApiLog`] for `-v` statistics and for the test that lists the
 //! operations the scenario suite issued.
 
@@ -18,6 +20,7 @@ use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
+use crate::error::Error;
 use crate::facts::{ApiOp, FactKind};
 
 /// Counts of the requests issued in one run, per operation.
@@ -103,19 +106,24 @@ fn request_finished() {
     let _ = FETCH.try_with(|f| f.end());
 }
 
-/// The one object karpdoctor may write: its `--history` ConfigMap, `(namespace, name)`.
-static HISTORY: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
-
-/// Allows `get` and `update` of exactly this ConfigMap (set once, for `--history`).
-pub fn allow_history_configmap(namespace: &str, name: &str) {
-    let _ = HISTORY.set((namespace.to_string(), name.to_string()));
+/// The one object a client may write besides reading: the `--history` ConfigMap. Given to the
+/// guard when the client is built; the backend's clients get none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WritableObject {
+    pub namespace: String,
+    pub name: String,
 }
 
-fn is_history_request(verb: &str, path: &str) -> bool {
-    HISTORY.get().is_some_and(|(ns, name)| {
+impl WritableObject {
+    /// Whether a request is a `get` or `update` of exactly this ConfigMap.
+    fn allows(&self, verb: &str, path: &str) -> bool {
         matches!(verb, "get" | "update")
-            && path == format!("/api/v1/namespaces/{ns}/configmaps/{name}")
-    })
+            && path
+                == format!(
+                    "/api/v1/namespaces/{}/configmaps/{}",
+                    self.namespace, self.name
+                )
+    }
 }
 
 /// Why a request was refused before it was sent.
@@ -186,11 +194,13 @@ fn iam_prefix(service: &str) -> String {
 }
 
 /// Classifies a Kubernetes request by method and path and decides. Discovery and `/version`
-/// are always allowed (read-only, no RBAC needed).
+/// are always allowed (read-only, no RBAC needed); so is `writable`, the one object the
+/// client was built to write, if any.
 pub fn check_kube(
     method: &http::Method,
     path: &str,
     query: Option<&str>,
+    writable: Option<&WritableObject>,
 ) -> Result<String, Refused> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, rest): (&str, &[&str]) = match segments.as_slice() {
@@ -248,7 +258,7 @@ pub fn check_kube(
     } else {
         format!("{verb} {resource}.{group}")
     };
-    if is_history_request(verb, path) {
+    if writable.is_some_and(|w| w.allows(verb, path)) {
         return Ok(shown);
     }
     if !is_read_only_kube(verb, &resource) {
@@ -341,15 +351,49 @@ impl Drop for InFlight {
 }
 
 /// The Kubernetes half of the guard, as a tower filter predicate for the kube client stack.
-pub fn kube_filter(
+fn kube_filter(
     log: ApiLog,
+    writable: Option<WritableObject>,
 ) -> impl Fn(http::Request<kube::client::Body>) -> Result<http::Request<kube::client::Body>, BoxError>
 + Clone {
     move |req| {
-        let op = check_kube(req.method(), req.uri().path(), req.uri().query())?;
+        let op = check_kube(
+            req.method(),
+            req.uri().path(),
+            req.uri().query(),
+            writable.as_ref(),
+        )?;
         log.record(&op);
         Ok(req)
     }
+}
+
+/// A `kube::Client` whose every request passes the read-only guard first. `writable` is the
+/// one object it may also update (the history ConfigMap); `None` for a client that only reads.
+pub fn kube_client(
+    config: kube::Config,
+    log: ApiLog,
+    writable: Option<WritableObject>,
+) -> Result<kube::Client, Error> {
+    let filter = tower::filter::FilterLayer::new(kube_filter(log, writable));
+    // Inside the guard, so only requests that pass it are counted for their fact. kube's
+    // client buffers requests: this layer is called in the buffer's worker task, but the
+    // response future it returns is awaited by the task that made the request. The fact being
+    // fetched is a task-local of that task, so the request is marked when that future is
+    // first polled, not when the layer is called.
+    let in_flight = tower::util::MapFutureLayer::new(|response| async move {
+        let mark = InFlight::start();
+        let out = response.await;
+        drop(mark);
+        out
+    });
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| Error::Kubeconfig {
+            reason: e.to_string(),
+        })?
+        .with_layer(&in_flight)
+        .with_layer(&filter)
+        .build())
 }
 
 /// Every operation a fact declares, for the permissions listing and the read-only test.
@@ -396,10 +440,15 @@ mod tests {
         assert_eq!(err.why, "not declared by any fact");
     }
 
+    /// A request through a client built read-only (no writable object).
+    fn read_only(method: &Method, path: &str, query: Option<&str>) -> Result<String, Refused> {
+        check_kube(method, path, query, None)
+    }
+
     #[test]
     fn kube_reads_are_classified() {
         assert_eq!(
-            check_kube(
+            read_only(
                 &Method::GET,
                 "/apis/karpenter.sh/v1/nodepools",
                 Some("limit=500")
@@ -408,11 +457,11 @@ mod tests {
             "list nodepools.karpenter.sh"
         );
         assert_eq!(
-            check_kube(&Method::GET, "/api/v1/namespaces/karpenter/pods", None).unwrap(),
+            read_only(&Method::GET, "/api/v1/namespaces/karpenter/pods", None).unwrap(),
             "list pods"
         );
         assert_eq!(
-            check_kube(
+            read_only(
                 &Method::GET,
                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/nodepools.karpenter.sh",
                 None
@@ -420,7 +469,7 @@ mod tests {
             .unwrap(),
             "get customresourcedefinitions.apiextensions.k8s.io"
         );
-        assert!(check_kube(&Method::GET, "/version", None).is_ok());
+        assert!(read_only(&Method::GET, "/version", None).is_ok());
     }
 
     #[test]
@@ -439,48 +488,49 @@ mod tests {
             (Method::DELETE, "/api/v1/namespaces/karpenter/pods"),
             (Method::POST, "/version"),
         ] {
-            let err = check_kube(&method, path, None).unwrap_err();
+            let err = read_only(&method, path, None).unwrap_err();
             assert!(err.why.contains("read-only"), "{method} {path}: {err}");
         }
     }
 
     #[test]
     fn only_the_history_configmap_may_be_updated() {
-        allow_history_configmap("karpdoctor", "karpdoctor-history");
+        let history = WritableObject {
+            namespace: "karpdoctor".to_string(),
+            name: "karpdoctor-history".to_string(),
+        };
+        let writable = |method: &Method, path: &str| check_kube(method, path, None, Some(&history));
         let ok = "/api/v1/namespaces/karpdoctor/configmaps/karpdoctor-history";
-        assert!(check_kube(&Method::PUT, ok, None).is_ok());
-        assert!(check_kube(&Method::GET, ok, None).is_ok());
-        assert!(check_kube(&Method::DELETE, ok, None).is_err());
-        assert!(
-            check_kube(
-                &Method::PUT,
+        assert!(writable(&Method::PUT, ok).is_ok());
+        assert!(writable(&Method::GET, ok).is_ok());
+        assert!(writable(&Method::DELETE, ok).is_err());
+        assert!(writable(&Method::PATCH, ok).is_err());
+        for refused in [
+            (
+                Method::PUT,
                 "/api/v1/namespaces/karpdoctor/configmaps/other",
-                None
-            )
-            .is_err()
-        );
-        assert!(
-            check_kube(
-                &Method::PUT,
+            ),
+            (
+                Method::PUT,
                 "/api/v1/namespaces/kube-system/configmaps/karpdoctor-history",
-                None
-            )
-            .is_err()
-        );
-        assert!(
-            check_kube(
-                &Method::POST,
-                "/api/v1/namespaces/karpdoctor/configmaps",
-                None
-            )
-            .is_err()
-        );
+            ),
+            (Method::POST, "/api/v1/namespaces/karpdoctor/configmaps"),
+            (
+                Method::DELETE,
+                "/api/v1/namespaces/karpenter/pods/karpenter-1",
+            ),
+        ] {
+            assert!(writable(&refused.0, refused.1).is_err(), "{refused:?}");
+        }
+        // A client built without the writable object (the backend's) may not touch it.
+        assert!(read_only(&Method::PUT, ok, None).is_err());
+        assert!(read_only(&Method::GET, ok, None).is_err());
     }
 
     #[test]
     fn kube_reads_of_undeclared_resources_are_refused() {
         let err =
-            check_kube(&Method::GET, "/api/v1/namespaces/kube-system/secrets", None).unwrap_err();
+            read_only(&Method::GET, "/api/v1/namespaces/kube-system/secrets", None).unwrap_err();
         assert_eq!(err.why, "not declared by any fact");
     }
 

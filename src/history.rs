@@ -13,9 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::finding::{Finding, HistoryState, Severity};
 
-/// The key in the ConfigMap's `data` that holds the document.
-pub const DATA_KEY: &str = "last-run.json";
-
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryDoc {

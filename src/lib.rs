@@ -23,6 +23,7 @@ pub mod facts;
 pub mod finding;
 pub mod guard;
 pub mod history;
+pub mod history_store;
 pub mod iam;
 pub mod logs;
 pub mod model;

@@ -226,7 +226,7 @@ async fn the_guard_refuses_writes_before_they_are_sent() {
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
         .unwrap();
-    let client = karpdoctor::backend::live::guarded_kube_client(config, log.clone()).unwrap();
+    let client = karpdoctor::guard::kube_client(config, log.clone(), None).unwrap();
     let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
         kube::Api::namespaced(client, "karpenter");
     let err = pods

@@ -4,11 +4,14 @@
 pub mod live;
 pub mod recorded;
 
+use std::sync::Arc;
+
 use crate::facts::Stored;
 use crate::facts::{FactError, FactKey};
 
 pub enum Backend {
-    Live(Box<live::Live>),
+    /// Shared with the run (app), which connects its AWS side once the target is resolved.
+    Live(Arc<live::Live>),
     Recorded(recorded::Recorded),
 }
 
@@ -20,9 +23,5 @@ impl Backend {
             Backend::Live(live) => live.fetch(key).await.map(Stored::Tree),
             Backend::Recorded(rec) => rec.fetch(key),
         }
-    }
-
-    pub fn is_live(&self) -> bool {
-        matches!(self, Backend::Live(_))
     }
 }

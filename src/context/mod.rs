@@ -98,10 +98,6 @@ impl Context {
         self.facts.now = now;
     }
 
-    pub fn backend(&self) -> &Backend {
-        &self.facts.backend
-    }
-
     pub fn set_target(&self, target: Target) {
         *lock(&self.facts.target) = target;
     }

@@ -1,0 +1,379 @@
+//! Kubernetes facts: lists and gets of the resources karpdoctor reads, the API server's
+//! version, container logs, events, admission webhooks and access reviews.
+
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::{Value, json};
+
+use super::errors::{kube_error, to_value};
+use crate::facts::FactError;
+use crate::model::is_controller_image;
+
+/// Items per page of a Kubernetes list: large enough for few round trips, small enough to
+/// keep API server memory and response size bounded on big clusters.
+const PAGE_SIZE: u32 = 500;
+
+/// How much of a container log is read: the recent past is what explains a failure, and a
+/// bounded read keeps a chatty controller from filling memory or a bundle.
+const LOG_LINES: i64 = 500;
+const LOG_BYTES: i64 = 1 << 20;
+
+/// Events read per API and kind: the newest matter; a cluster with thousands of old events
+/// about NodeClaims must not make the run slow.
+const MAX_EVENTS: usize = 1000;
+
+/// `GET /version`.
+pub(super) async fn version(kube: &Client) -> Result<Value, FactError> {
+    let info = kube
+        .apiserver_version()
+        .await
+        .map_err(|e| kube_error("get /version", e))?;
+    Ok(json!({
+        "major": info.major,
+        "minor": info.minor,
+        "gitVersion": info.git_version,
+    }))
+}
+
+/// The Deployments that look like the Karpenter controller, in one namespace or all.
+pub(super) async fn controller_deployments(
+    kube: &Client,
+    namespace: Option<&str>,
+) -> Result<Value, FactError> {
+    let all = list(kube, &DEPLOYMENTS, namespace, None).await?;
+    Ok(Value::Array(
+        all.into_iter().filter(looks_like_controller).collect(),
+    ))
+}
+
+/// Pods of one namespace matching a label selector.
+pub(super) async fn pods(
+    kube: &Client,
+    namespace: &str,
+    label_selector: &str,
+) -> Result<Value, FactError> {
+    Ok(Value::Array(
+        list(kube, &PODS, Some(namespace), Some(label_selector)).await?,
+    ))
+}
+
+/// Every object of a resource, as one array.
+pub(super) async fn list_all(kube: &Client, resource: &KubeResource) -> Result<Value, FactError> {
+    Ok(Value::Array(list(kube, resource, None, None).await?))
+}
+
+/// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
+pub(super) async fn access_review(
+    kube: &Client,
+    verb: &str,
+    group: &str,
+    resource: &str,
+    namespace: Option<&str>,
+    name: Option<&str>,
+) -> Result<Value, FactError> {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    };
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some(verb.to_string()),
+                group: Some(group.to_string()),
+                // `pods/log` is the resource `pods` with the subresource `log`.
+                resource: Some(resource.split('/').next().unwrap_or_default().to_string()),
+                subresource: resource.split_once('/').map(|(_, s)| s.to_string()),
+                namespace: namespace.map(str::to_string),
+                name: name.map(str::to_string),
+                ..ResourceAttributes::default()
+            }),
+            ..SelfSubjectAccessReviewSpec::default()
+        },
+        ..SelfSubjectAccessReview::default()
+    };
+    let api: Api<SelfSubjectAccessReview> = Api::all(kube.clone());
+    let answer = api
+        .create(&kube::api::PostParams::default(), &review)
+        .await
+        .map_err(|e| kube_error("create selfsubjectaccessreviews.authorization.k8s.io", e))?;
+    let status = answer.status.unwrap_or_default();
+    Ok(json!({
+        "allowed": status.allowed,
+        "reason": status.reason.unwrap_or_default(),
+    }))
+}
+
+/// The last lines of one container's log; `null` when that log does not exist.
+pub(super) async fn pod_logs(
+    kube: &Client,
+    namespace: &str,
+    pod: &str,
+    container: &str,
+    previous: bool,
+) -> Result<Value, FactError> {
+    use k8s_openapi::api::core::v1::Pod;
+    let api: Api<Pod> = Api::namespaced(kube.clone(), namespace);
+    let params = kube::api::LogParams {
+        container: Some(container.to_string()),
+        previous,
+        tail_lines: Some(LOG_LINES),
+        limit_bytes: Some(LOG_BYTES),
+        ..kube::api::LogParams::default()
+    };
+    match api.logs(pod, &params).await {
+        Ok(text) => Ok(Value::String(text)),
+        // 400: no previous container (it never restarted); 404: the pod is gone.
+        Err(kube::Error::Api(s)) if s.code == 400 || s.code == 404 => Ok(Value::Null),
+        Err(e) => Err(kube_error("get pods/log", e)),
+    }
+}
+
+/// Events about objects of one kind, from both event APIs.
+pub(super) async fn events(
+    kube: &Client,
+    kind: &str,
+    namespace: Option<&str>,
+) -> Result<Value, FactError> {
+    // Both APIs at once: the newer one repeats the same events for reporters that use it
+    // (series, notes); duplicates are folded by uid when the fact is read.
+    let core_selector = format!("involvedObject.kind={kind}");
+    let newer_selector = format!("regarding.kind={kind}");
+    let (core, newer) = tokio::join!(
+        list_bounded(
+            kube,
+            &EVENTS,
+            namespace,
+            None,
+            Some(&core_selector),
+            MAX_EVENTS
+        ),
+        list_bounded(
+            kube,
+            &EVENTS_V1,
+            namespace,
+            None,
+            Some(&newer_selector),
+            MAX_EVENTS,
+        )
+    );
+    let core = core?;
+    let newer = match newer {
+        Ok(items) => items,
+        Err(FactError::NotInstalled { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    Ok(Value::Array(core.into_iter().chain(newer).collect()))
+}
+
+/// Validating and mutating admission webhook configurations, in that order.
+pub(super) async fn webhook_configurations(kube: &Client) -> Result<Value, FactError> {
+    let (validating, mutating) = futures::future::join(
+        list(kube, &VALIDATING_WEBHOOKS, None, None),
+        list(kube, &MUTATING_WEBHOOKS, None, None),
+    )
+    .await;
+    Ok(Value::Array(
+        validating?.into_iter().chain(mutating?).collect(),
+    ))
+}
+
+/// The `kube-system/aws-auth` ConfigMap; `null` when absent.
+pub(super) async fn aws_auth(kube: &Client) -> Result<Value, FactError> {
+    get_object(kube, &CONFIGMAPS, Some("kube-system"), "aws-auth").await
+}
+
+/// Gets one object; `null` when it does not exist. Scrubbed like listed objects.
+pub(super) async fn get_object(
+    kube: &Client,
+    resource: &KubeResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Value, FactError> {
+    let ar = resource.api_resource();
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(kube.clone(), ns, &ar),
+        None => Api::all_with(kube.clone(), &ar),
+    };
+    match api.get_opt(name).await {
+        Ok(Some(obj)) => standalone(resource, obj),
+        Ok(None) => Ok(Value::Null),
+        Err(e) => Err(kube_error(resource.op("get"), e)),
+    }
+}
+
+/// An object as a JSON tree that stands alone in a bundle: with its type meta (list items
+/// carry none) and scrubbed.
+fn standalone(resource: &KubeResource, mut obj: DynamicObject) -> Result<Value, FactError> {
+    obj.types = Some(kube::api::TypeMeta {
+        api_version: resource.api_version(),
+        kind: resource.kind.to_string(),
+    });
+    let mut value = to_value(obj)?;
+    crate::model::scrub(&mut value);
+    Ok(value)
+}
+
+/// Lists a resource with server-side pagination and label selection. A resource the API
+/// server does not serve (its CRD is missing) is `NotInstalled`.
+async fn list(
+    kube: &Client,
+    resource: &KubeResource,
+    namespace: Option<&str>,
+    label_selector: Option<&str>,
+) -> Result<Vec<Value>, FactError> {
+    list_bounded(kube, resource, namespace, label_selector, None, usize::MAX).await
+}
+
+/// [`list`] with a field selector, stopping after about `max` items (whole pages).
+async fn list_bounded(
+    kube: &Client,
+    resource: &KubeResource,
+    namespace: Option<&str>,
+    label_selector: Option<&str>,
+    field_selector: Option<&str>,
+    max: usize,
+) -> Result<Vec<Value>, FactError> {
+    let ar = resource.api_resource();
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(kube.clone(), ns, &ar),
+        None => Api::all_with(kube.clone(), &ar),
+    };
+    let mut params = ListParams::default().limit(PAGE_SIZE);
+    if let Some(sel) = label_selector {
+        params = params.labels(sel);
+    }
+    if let Some(sel) = field_selector {
+        params = params.fields(sel);
+    }
+    let mut items = Vec::new();
+    loop {
+        let page = match api.list(&params).await {
+            Ok(page) => page,
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                return Err(FactError::NotInstalled {
+                    what: format!(
+                        "the {} API ({}/{})",
+                        resource.kind,
+                        resource.group_or_core(),
+                        resource.version
+                    ),
+                });
+            }
+            Err(e) => return Err(kube_error(resource.op("list"), e)),
+        };
+        let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+        for obj in page.items {
+            items.push(standalone(resource, obj)?);
+        }
+        match next {
+            Some(token) if items.len() < max => params = params.continue_token(&token),
+            _ => break,
+        }
+    }
+    Ok(items)
+}
+
+/// Keeps only Deployments running the controller image or labelled as the Karpenter chart,
+/// so a bundle never carries the cluster's other workloads.
+fn looks_like_controller(deployment: &Value) -> bool {
+    let images = deployment
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("image").and_then(Value::as_str));
+    let by_image = images.into_iter().any(is_controller_image);
+    let by_label = deployment
+        .pointer("/metadata/labels/app.kubernetes.io~1name")
+        .and_then(Value::as_str)
+        == Some("karpenter");
+    by_image || by_label
+}
+
+/// A Kubernetes resource karpdoctor lists or gets.
+pub struct KubeResource {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+}
+
+impl KubeResource {
+    fn api_resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(self.group, self.version, self.kind),
+            self.plural,
+        )
+    }
+
+    fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    fn group_or_core(&self) -> &'static str {
+        if self.group.is_empty() {
+            "core"
+        } else {
+            self.group
+        }
+    }
+
+    /// The RBAC form of a verb on this resource, as used in `Forbidden` reasons.
+    fn op(&self, verb: &str) -> String {
+        if self.group.is_empty() {
+            format!("{verb} {}", self.plural)
+        } else {
+            format!("{verb} {}.{}", self.plural, self.group)
+        }
+    }
+}
+
+/// A resource of the core (`v1`) API.
+const fn core(kind: &'static str, plural: &'static str) -> KubeResource {
+    KubeResource {
+        group: "",
+        version: "v1",
+        kind,
+        plural,
+    }
+}
+
+/// A resource of a `v1` API group.
+const fn v1(group: &'static str, kind: &'static str, plural: &'static str) -> KubeResource {
+    KubeResource {
+        group,
+        version: "v1",
+        kind,
+        plural,
+    }
+}
+
+pub const DEPLOYMENTS: KubeResource = v1("apps", "Deployment", "deployments");
+pub const PODS: KubeResource = core("Pod", "pods");
+pub const CRDS: KubeResource = v1(
+    "apiextensions.k8s.io",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+);
+pub const SERVICEACCOUNTS: KubeResource = core("ServiceAccount", "serviceaccounts");
+pub const CONFIGMAPS: KubeResource = core("ConfigMap", "configmaps");
+pub const NODES: KubeResource = core("Node", "nodes");
+pub const SERVICES: KubeResource = core("Service", "services");
+pub const EVENTS: KubeResource = core("Event", "events");
+pub const EVENTS_V1: KubeResource = v1("events.k8s.io", "Event", "events");
+pub const VALIDATING_WEBHOOKS: KubeResource = v1(
+    "admissionregistration.k8s.io",
+    "ValidatingWebhookConfiguration",
+    "validatingwebhookconfigurations",
+);
+pub const MUTATING_WEBHOOKS: KubeResource = v1(
+    "admissionregistration.k8s.io",
+    "MutatingWebhookConfiguration",
+    "mutatingwebhookconfigurations",
+);
+pub const NODEPOOLS: KubeResource = v1("karpenter.sh", "NodePool", "nodepools");
+pub const NODECLAIMS: KubeResource = v1("karpenter.sh", "NodeClaim", "nodeclaims");
+pub const EC2NODECLASSES: KubeResource = v1("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses");

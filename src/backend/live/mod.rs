@@ -1,0 +1,311 @@
+//! Facts from the live Kubernetes and AWS APIs.
+//!
+//! The standard chains do the work: kubeconfig (`KUBECONFIG`, contexts, exec plugins such as
+//! `aws eks get-token`, in-cluster service accounts) through kube-rs, and the AWS default
+//! chain (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL` and its per-service variants, SSO,
+//! web identity) through aws-config. Every client carries the read-only guard, built with no
+//! writable object: the backend only reads.
+//!
+//! One module per service holds its fetchers and the JSON they shape; [`Live::fetch`] maps
+//! every fact key to one of them in a single exhaustive match, so a fact nobody fetches does
+//! not compile.
+
+mod ec2;
+mod eks;
+pub mod errors;
+mod iam;
+mod kube;
+pub mod kubeconfig;
+mod messaging;
+mod ssm_kms;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_config::BehaviorVersion;
+use aws_config::timeout::TimeoutConfig;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio::sync::{OnceCell, Semaphore};
+
+use crate::error::Error;
+use crate::facts::{ApiService, FactError, FactKey};
+use crate::guard::{ApiLog, AwsGuard};
+
+pub use iam::raw_simulation_results;
+
+/// How to reach the APIs, from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct LiveOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub profile: Option<String>,
+    pub region: Option<String>,
+    /// Bound for one API request (the per-check timeout).
+    pub request_timeout: Duration,
+    /// Run without a Kubernetes API when no kubeconfig can be read (`pre-install`): kube
+    /// facts then fail as unreachable instead of the run failing to start.
+    pub kube_optional: bool,
+}
+
+/// What the kube side learned while connecting: shown in the header and used as hints.
+#[derive(Clone, Debug, Default)]
+pub struct KubeTarget {
+    pub context: Option<String>,
+    pub context_cluster: Option<String>,
+    pub server: Option<String>,
+}
+
+/// Declares the AWS clients, one line per service, and builds each from the shared SDK
+/// configuration with the read-only guard installed.
+macro_rules! aws_clients {
+    ($($field:ident: $sdk:ident),* $(,)?) => {
+        struct AwsClients {
+            $($field: $sdk::Client,)*
+        }
+
+        impl AwsClients {
+            fn new(sdk: &aws_config::SdkConfig, guard: &AwsGuard) -> Self {
+                AwsClients {
+                    $($field: $sdk::Client::from_conf(
+                        $sdk::config::Builder::from(sdk).interceptor(guard.clone()).build(),
+                    ),)*
+                }
+            }
+        }
+    };
+}
+
+aws_clients! {
+    sts: aws_sdk_sts,
+    eks: aws_sdk_eks,
+    iam: aws_sdk_iam,
+    ec2: aws_sdk_ec2,
+    ssm: aws_sdk_ssm,
+    kms: aws_sdk_kms,
+    sqs: aws_sdk_sqs,
+    events: aws_sdk_eventbridge,
+}
+
+/// Requests in flight at once for fan-out reads (one describe per listed item): enough to
+/// hide latency, few enough to stay clear of the services' throttling.
+const FAN_OUT: usize = 8;
+
+/// Facts fetched at once per service. IAM throttles early (simulations are batched, one call
+/// per fact, never one per action) so it gets fewer; the API server serves lists cheaply.
+/// Fan-out inside one fact adds at most [`FAN_OUT`] more requests per permit.
+fn service_limit(service: ApiService) -> usize {
+    match service {
+        ApiService::Kubernetes => 16,
+        ApiService::Iam => 6,
+        _ => 8,
+    }
+}
+
+pub struct Live {
+    kube: Option<::kube::Client>,
+    limits: Mutex<HashMap<ApiService, Arc<Semaphore>>>,
+    pub kube_target: KubeTarget,
+    options: LiveOptions,
+    /// Set by [`Live::connect_aws`] once the run's region is known.
+    aws: OnceCell<AwsClients>,
+    log: ApiLog,
+}
+
+impl Live {
+    /// Connects the kube side from the run's kube configuration ([`kubeconfig::load`]; `None`
+    /// for a run without a Kubernetes API). No request is sent yet; the AWS side waits for
+    /// [`Live::connect_aws`].
+    pub fn connect(
+        options: LiveOptions,
+        kube: Option<(::kube::Config, KubeTarget)>,
+        log: ApiLog,
+    ) -> Result<Self, Error> {
+        let (kube, kube_target) = match kube {
+            Some((config, target)) => (
+                Some(crate::guard::kube_client(config, log.clone(), None)?),
+                target,
+            ),
+            None => (None, KubeTarget::default()),
+        };
+        Ok(Live {
+            kube,
+            kube_target,
+            limits: Mutex::default(),
+            options,
+            aws: OnceCell::new(),
+            log,
+        })
+    }
+
+    /// The Kubernetes client; absent only in runs that need no Kubernetes API.
+    fn kube(&self) -> Result<&::kube::Client, FactError> {
+        self.kube.as_ref().ok_or_else(errors::no_kubernetes_api)
+    }
+
+    /// The AWS clients; absent until the run's region is known.
+    fn aws(&self) -> Result<&AwsClients, FactError> {
+        self.aws.get().ok_or_else(errors::no_aws_region)
+    }
+
+    pub fn api_log(&self) -> &ApiLog {
+        &self.log
+    }
+
+    /// The region the AWS default chain resolves (`AWS_REGION`, the profile), if any.
+    pub async fn chain_region(&self) -> Option<String> {
+        if let Some(r) = &self.options.region {
+            return Some(r.clone());
+        }
+        let mut chain = aws_config::default_provider::region::DefaultRegionChain::builder();
+        if let Some(p) = &self.options.profile {
+            chain = chain.profile_name(p);
+        }
+        chain.build().region().await.map(|r| r.to_string())
+    }
+
+    /// Builds the AWS clients for the run's region, once it is resolved. Until then AWS facts
+    /// fail for want of a region; a second call keeps the first region's clients.
+    pub async fn connect_aws(&self, region: &str) {
+        self.aws
+            .get_or_init(|| async {
+                let timeouts = TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_secs(5).min(self.options.request_timeout))
+                    .operation_timeout(self.options.request_timeout)
+                    .build();
+                let mut loader = aws_config::defaults(BehaviorVersion::latest())
+                    .region(aws_config::Region::new(region.to_string()))
+                    .timeout_config(timeouts);
+                if let Some(p) = &self.options.profile {
+                    loader = loader.profile_name(p);
+                }
+                let guard = AwsGuard {
+                    log: self.log.clone(),
+                };
+                AwsClients::new(&loader.load().await, &guard)
+            })
+            .await;
+    }
+
+    /// Fetches one fact, within its service's concurrency limit.
+    pub async fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
+        let service = key.kind().service();
+        let limit = {
+            let mut limits = self.limits.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(
+                limits
+                    .entry(service)
+                    .or_insert_with(|| Arc::new(Semaphore::new(service_limit(service)))),
+            )
+        };
+        // The semaphore is never closed, so acquiring cannot fail; fetch unbounded if it did.
+        let _permit = limit.acquire_owned().await.ok();
+        self.fetch_unbounded(key).await
+    }
+
+    /// The one map from fact to fetcher. Each fetcher's future is boxed: awaiting them all
+    /// inline would make this future as large as its largest arm, which once overflowed a
+    /// debug build's task stack.
+    async fn fetch_unbounded(&self, key: &FactKey) -> Result<Value, FactError> {
+        use kube::{CRDS, EC2NODECLASSES, NODECLAIMS, NODEPOOLS, NODES, SERVICEACCOUNTS, SERVICES};
+        let (k, aws) = (|| self.kube(), || self.aws());
+        let fetch: BoxFuture<'_, Result<Value, FactError>> = match key {
+            FactKey::KubeVersion => kube::version(k()?).boxed(),
+            FactKey::ControllerDeployments { namespace } => {
+                kube::controller_deployments(k()?, namespace.as_deref()).boxed()
+            }
+            FactKey::Pods {
+                namespace,
+                label_selector,
+            } => kube::pods(k()?, namespace, label_selector).boxed(),
+            FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name).boxed(),
+            FactKey::NodePools => kube::list_all(k()?, &NODEPOOLS).boxed(),
+            FactKey::Ec2NodeClasses => kube::list_all(k()?, &EC2NODECLASSES).boxed(),
+            FactKey::NodeClaims => kube::list_all(k()?, &NODECLAIMS).boxed(),
+            FactKey::ServiceAccount { namespace, name } => {
+                kube::get_object(k()?, &SERVICEACCOUNTS, Some(namespace), name).boxed()
+            }
+            FactKey::Node { name } => kube::get_object(k()?, &NODES, None, name).boxed(),
+            FactKey::Service { namespace, name } => {
+                kube::get_object(k()?, &SERVICES, Some(namespace), name).boxed()
+            }
+            FactKey::AwsAuth => kube::aws_auth(k()?).boxed(),
+            FactKey::AccessReview {
+                verb,
+                group,
+                resource,
+                namespace,
+                name,
+            } => kube::access_review(
+                k()?,
+                verb,
+                group,
+                resource,
+                namespace.as_deref(),
+                name.as_deref(),
+            )
+            .boxed(),
+            FactKey::PodLogs {
+                namespace,
+                pod,
+                container,
+                previous,
+            } => kube::pod_logs(k()?, namespace, pod, container, *previous).boxed(),
+            FactKey::Events { kind, namespace } => {
+                kube::events(k()?, kind, namespace.as_deref()).boxed()
+            }
+            FactKey::WebhookConfigurations => kube::webhook_configurations(k()?).boxed(),
+            FactKey::CallerIdentity => iam::caller_identity(&aws()?.sts).boxed(),
+            FactKey::IamRole { name } => iam::role(&aws()?.iam, name).boxed(),
+            FactKey::IamInstanceProfile { name } => {
+                iam::instance_profile(&aws()?.iam, name).boxed()
+            }
+            FactKey::IamAttachedRolePolicies { role } => {
+                iam::attached_role_policies(&aws()?.iam, role).boxed()
+            }
+            FactKey::OidcProviders => iam::oidc_providers(&aws()?.iam).boxed(),
+            FactKey::Simulation {
+                principal,
+                actions,
+                resources,
+                context,
+            } => iam::simulation(&aws()?.iam, principal, actions, resources, context).boxed(),
+            FactKey::EksCluster { name } => eks::cluster(&aws()?.eks, name).boxed(),
+            FactKey::EksAddon { cluster, name } => eks::addon(&aws()?.eks, cluster, name).boxed(),
+            FactKey::EksNodegroup { cluster, name } => {
+                eks::nodegroup(&aws()?.eks, cluster, name).boxed()
+            }
+            FactKey::PodIdentityAssociations {
+                cluster,
+                namespace,
+                service_account,
+            } => eks::pod_identity_associations(&aws()?.eks, cluster, namespace, service_account)
+                .boxed(),
+            FactKey::EksAccessEntries { cluster } => {
+                eks::access_entries(&aws()?.eks, cluster).boxed()
+            }
+            FactKey::EksFargateProfiles { cluster } => {
+                eks::fargate_profiles(&aws()?.eks, cluster).boxed()
+            }
+            FactKey::Ec2Subnets => ec2::subnets(&aws()?.ec2).boxed(),
+            FactKey::Ec2SecurityGroups => ec2::security_groups(&aws()?.ec2).boxed(),
+            FactKey::Ec2Images { filters, owners } => {
+                ec2::images(&aws()?.ec2, filters, owners).boxed()
+            }
+            FactKey::Ec2InstanceTypes => ec2::instance_types(&aws()?.ec2).boxed(),
+            FactKey::Ec2InstanceTypeOfferings => ec2::instance_type_offerings(&aws()?.ec2).boxed(),
+            FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).boxed(),
+            FactKey::SsmParameters { names } => ssm_kms::parameters(&aws()?.ssm, names).boxed(),
+            FactKey::KmsKey { key_id } => ssm_kms::key(&aws()?.kms, key_id).boxed(),
+            FactKey::SqsQueue { name } => messaging::sqs_queue(&aws()?.sqs, name).boxed(),
+            FactKey::SqsQueues => messaging::sqs_queues(&aws()?.sqs).boxed(),
+            FactKey::EventRules { target_arn } => {
+                messaging::event_rules(&aws()?.events, target_arn).boxed()
+            }
+        };
+        fetch.await
+    }
+}
