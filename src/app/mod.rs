@@ -1,0 +1,252 @@
+//! What each command does, from parsed options to an exit code. Fatal problems become one
+//! line on stderr and exit code 2; everything found in the cluster goes into the report.
+
+mod commands;
+mod execute;
+mod target;
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use crate::bundle::Bundle;
+use crate::check::CheckInfo;
+use crate::cli::{
+    CheckArgs, Cli, ColorArg, Command, Output, PreInstallArgs, ReportArgs, TargetArgs,
+};
+use crate::context::Context;
+use crate::error::Error;
+use crate::facts::{FactKind, Stored};
+use crate::history_store::HistoryStore;
+use crate::registry::{self};
+use crate::report::{self, EXIT_OK, EXIT_TROUBLE, Report};
+
+use commands::{explain, list, parse_selectors, permissions, reference_policy};
+pub use execute::execute;
+
+/// The recorded broken cluster behind `karpdoctor demo`.
+pub const DEMO_BUNDLE: &str = include_str!("../../fixtures/demo/bundle.json");
+
+pub async fn run(cli: Cli) -> u8 {
+    let result = match cli.command {
+        Some(Command::List(args)) => list(&args),
+        Some(Command::Explain(args)) => explain(&args),
+        Some(Command::Permissions(args)) => permissions(&args),
+        Some(Command::ReferencePolicy(args)) => reference_policy(&args),
+        Some(Command::PreInstall(args)) => pre_install(args).await,
+        Some(Command::Demo(report)) => {
+            run_checks(Source::Demo, &TargetArgs::default(), &report).await
+        }
+        Some(Command::Check(args)) => check(args).await,
+        None => check(cli.check).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("karpdoctor: {}", crate::sanitize::one_line(&e.to_string()));
+            EXIT_TROUBLE
+        }
+    }
+}
+
+async fn check(args: CheckArgs) -> Result<u8, Error> {
+    let source = match &args.target.replay {
+        Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
+        None => Source::Live,
+    };
+    run_checks(source, &args.target, &args.report).await
+}
+
+async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
+    if let Some(v) = &args.karpenter_version
+        && crate::iam::reference::Version::parse(v).is_none()
+    {
+        return Err(Error::Usage {
+            message: format!("--karpenter-version {v:?} is not a release like 1.8.1"),
+        });
+    }
+    let source = match &args.target.replay {
+        Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
+        None => {
+            if args.target.cluster.is_none() {
+                return Err(Error::Usage {
+                    message: "pre-install needs --cluster (the EKS cluster Karpenter will run in)"
+                        .to_string(),
+                });
+            }
+            Source::Live
+        }
+    };
+    let target = TargetArgs {
+        pre_install: true,
+        karpenter_version: args.karpenter_version.clone(),
+        ..args.target
+    };
+    run_checks(source, &target, &args.report).await
+}
+
+pub enum Source {
+    Live,
+    Replay(Box<Bundle<Stored>>),
+    Demo,
+}
+
+/// Everything a run produces besides the report's checks.
+pub struct RunOutput {
+    pub report: Report,
+    pub context: Arc<Context>,
+    /// The `--history` ConfigMap of a live run that keeps one.
+    pub history: Option<HistoryStore>,
+}
+
+async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
+    let only = parse_selectors(&args.only)?;
+    let skip = parse_selectors(&args.skip)?;
+    let checks = registry::select(&only, &skip);
+    if checks.is_empty() {
+        return Err(Error::Usage {
+            message: "--only and --skip leave no check to run".to_string(),
+        });
+    }
+    if args.history.is_some() && !matches!(source, Source::Live) {
+        return Err(Error::Usage {
+            message: "--history needs a live run (not --replay or demo)".to_string(),
+        });
+    }
+    let mut out = execute(source, target, args, &checks).await?;
+    if let Some(store) = &out.history {
+        record_history(store, &mut out.report).await;
+    }
+    let fail_on = args.fail_on.into();
+    let code = match out.report.exit_code(fail_on) {
+        report::EXIT_FINDINGS if args.exit_zero => EXIT_OK,
+        code => code,
+    };
+
+    // One redactor for the report and the bundle, so both use the same pseudonyms.
+    let mut redactor = args.redact.then(crate::redact::Redactor::new);
+    if let Some(r) = redactor.as_mut() {
+        out.report = r.document(&out.report).ok_or_else(|| Error::Internal {
+            message: "redacting the report failed".to_string(),
+        })?;
+    }
+    if let Some(path) = &target.record {
+        let mut bundle = out.context.bundle(out.report.target.clone());
+        if let Some(r) = redactor.as_mut() {
+            bundle = r.document(&bundle).ok_or_else(|| Error::Internal {
+                message: "redacting the bundle failed".to_string(),
+            })?;
+        }
+        bundle.write(path)?;
+    }
+    let color = match args.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let rendered = match args.output {
+        Output::Json => report::json::render(&out.report),
+        Output::Markdown => report::markdown::render(&out.report),
+        Output::Short => report::short::render(&out.report),
+        Output::Text => report::text::render(
+            &out.report,
+            report::text::TextOptions {
+                color,
+                verbose: args.verbose > 0,
+                quiet: args.quiet,
+            },
+        ),
+    };
+    print(&rendered)?;
+    Ok(code)
+}
+
+/// Marks findings new/ongoing/resolved against the history ConfigMap and stores this run.
+/// Problems with the history are run notes: they never change the verdict.
+async fn record_history(store: &HistoryStore, report: &mut Report) {
+    let (namespace, name) = (store.namespace(), store.name());
+    let (cm, previous) = match store.read().await {
+        Ok(found) => found,
+        Err(e) => {
+            report.errors.push(e);
+            return;
+        }
+    };
+    let previous = previous.and_then(|text| match serde_json::from_str(&text) {
+        Ok(doc) => Some(doc),
+        Err(e) => {
+            report.errors.push(format!(
+                "history ConfigMap {namespace}/{name}: unreadable, starting afresh: {e}"
+            ));
+            None
+        }
+    });
+    let (doc, notes) = crate::history::merge(
+        previous.as_ref(),
+        report.findings(),
+        &report.concluded(),
+        &report.started_at,
+    );
+    report.annotate(notes);
+    let text = serde_json::to_string(&doc).unwrap_or_default();
+    if let Err(e) = store.write(cm, text).await {
+        report.errors.push(e);
+    }
+}
+
+fn json_text(value: &impl serde::Serialize) -> String {
+    let mut s =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// Writes to stdout; a closed pipe (`karpdoctor | head`) is not an error.
+fn print(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::Io {
+            what: "writing to stdout".to_string(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Runs the selected checks on a bundle (scenario tests and benchmarks use this). With
+/// `record`, the context keeps every fact read, for [`Context::recording`].
+pub async fn run_bundle(
+    bundle: Bundle,
+    args: &ReportArgs,
+    record: bool,
+) -> Result<RunOutput, Error> {
+    let only = parse_selectors(&args.only)?;
+    let skip = parse_selectors(&args.skip)?;
+    let checks = registry::select(&only, &skip);
+    let target = TargetArgs {
+        // Only the flag's presence matters to `execute`; nothing is written here.
+        record: record.then(std::path::PathBuf::new),
+        ..TargetArgs::default()
+    };
+    execute(
+        Source::Replay(Box::new(bundle.into_stored())),
+        &target,
+        args,
+        &checks,
+    )
+    .await
+}
+
+/// The kinds of fact a set of checks may read.
+pub fn needed_kinds(checks: &[&'static CheckInfo]) -> Vec<FactKind> {
+    let mut kinds: Vec<FactKind> = checks
+        .iter()
+        .flat_map(|c| c.needs.iter().copied())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
