@@ -30,7 +30,7 @@ use crate::report::{
 use crate::target::{Hints, Target};
 
 /// The recorded broken cluster behind `karpdoctor demo`.
-pub const DEMO_BUNDLE: &str = include_str!("../fixtures/demo/bundle.json");
+pub const DEMO_BUNDLE: &str = include_str!("../data/demo/bundle.json");
 
 pub async fn run(cli: Cli) -> u8 {
     let result = match cli.command {

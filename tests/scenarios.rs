@@ -1,7 +1,8 @@
-//! Scenario tests: every `fixtures/<scenario>/` runs through the engine on the Recorded
-//! backend. `expect.json` states which checks must fail, be unknown or be skipped (reasoned
-//! from the scenario, not copied from output), and every other check must pass. Text, JSON
-//! and markdown reports are snapshot-tested without their passing checks (`elide`).
+//! Scenario tests: every `fixtures/<scenario>/` (its bundle there, or under `data/` for the
+//! demo) runs through the engine on the Recorded backend. `expect.json` states which checks
+//! must fail, be unknown or be skipped (reasoned from the scenario, not copied from output),
+//! and every other check must pass. Text, JSON and markdown reports are snapshot-tested
+//! without their passing checks (`elide`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
@@ -43,10 +44,10 @@ fn scenarios() -> Vec<String> {
 }
 
 fn load(name: &str) -> (Bundle, Expect) {
-    let dir = fixtures_dir().join(name);
-    let bundle = Bundle::read(&dir.join("bundle.json")).expect("bundle parses");
+    let bundle = Bundle::read(&support::fixture_bundle(name)).expect("bundle parses");
     let expect: Expect = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("expect.json")).expect("expect.json exists"),
+        &std::fs::read_to_string(fixtures_dir().join(name).join("expect.json"))
+            .expect("expect.json exists"),
     )
     .expect("expect.json parses");
     (bundle, expect)
