@@ -2,12 +2,17 @@
 """Writes the hand-reasoned scenario fixtures under fixtures/: bundle.json (the facts, with
 Kubernetes objects as the API server returns them) and expect.json (which checks must fail, be
 unknown or be skipped, and the exit code, reasoned from the scenario, not copied from output).
+The demo cluster is product data (`karpdoctor demo` embeds it): its bundle is written to
+data/demo/bundle.json, its expect.json and simulations.json stay under fixtures/demo/.
 
 Edit the scenarios at the bottom and run `python3 scripts/make_fixtures.py`; then
 `cargo test --test scenarios` (review snapshot changes) and `cargo test --test live`.
 """
 import json, os
 ROOT=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fixtures')
+# Scenarios whose bundle is product data under data/ rather than a test fixture.
+DATA=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data')
+PRODUCT_BUNDLES={"demo"}
 NS='karpenter'
 SEL={"app.kubernetes.io/instance":"karpenter","app.kubernetes.io/name":"karpenter"}
 SELSTR="app.kubernetes.io/instance=karpenter,app.kubernetes.io/name=karpenter"
@@ -318,7 +323,8 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     if os.path.exists(sims):
         have={json.dumps(e["fact"],sort_keys=True) for e in b["facts"]}
         b["facts"]+= [e for e in json.load(open(sims)) if json.dumps(e["fact"],sort_keys=True) not in have]
-    json.dump(b, open(os.path.join(d,"bundle.json"),"w"), indent=2); open(os.path.join(d,"bundle.json"),"a").write("\n")
+    bd=os.path.join(DATA,name) if name in PRODUCT_BUNDLES else d; os.makedirs(bd, exist_ok=True)
+    json.dump(b, open(os.path.join(bd,"bundle.json"),"w"), indent=2); open(os.path.join(bd,"bundle.json"),"a").write("\n")
     exp={"description": desc or b["description"], "failing": sorted(failing), "unknown": sorted(unknown), "skipped": sorted(skipped),
          "exitCode": exit_code if exit_code is not None else (1 if failing else 0)}
     json.dump(exp, open(os.path.join(d,"expect.json"),"w"), indent=2); open(os.path.join(d,"expect.json"),"a").write("\n")

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
+mod support;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -25,12 +27,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .join("bundle.json")
-        .display()
-        .to_string()
+    support::fixture_bundle(name).display().to_string()
 }
 
 /// A failure is exactly one line on stderr, prefixed, with nothing on stdout.
@@ -300,13 +297,8 @@ fn redact_leaves_no_account_ip_or_hostname_in_any_output() {
     let account = regex::Regex::new(r"\b\d{12}\b").unwrap();
     let ipv4 = regex::Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap();
     let host = regex::Regex::new(r"ip-\d+-\d+-\d+-\d+").unwrap();
-    let names: Vec<String> =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
     let mut checked = 0;
-    for name in names {
+    for name in support::fixture_names() {
         // The unredacted fixtures do carry these identifiers: the test would prove nothing otherwise.
         let raw = std::fs::read_to_string(fixture(&name)).unwrap();
         assert!(

@@ -24,7 +24,7 @@ use commands::{explain, list, parse_selectors, permissions, reference_policy};
 pub use execute::execute;
 
 /// The recorded broken cluster behind `karpdoctor demo`.
-pub const DEMO_BUNDLE: &str = include_str!("../../fixtures/demo/bundle.json");
+pub const DEMO_BUNDLE: &str = include_str!("../../data/demo/bundle.json");
 
 pub async fn run(cli: Cli) -> u8 {
     let result = match cli.command {

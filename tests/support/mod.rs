@@ -763,19 +763,31 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Scenarios whose bundle is product data under `data/<name>/` (the demo `karpdoctor demo`
+/// embeds) rather than a test fixture; their `expect.json` and `simulations.json` stay under
+/// `fixtures/<name>/` with every other scenario's.
+pub const PRODUCT_BUNDLES: &[&str] = &["demo"];
+
+/// Every scenario: a directory of `fixtures/` with an `expect.json`.
 pub fn fixture_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("fixtures"))
         .expect("fixtures/")
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("bundle.json").is_file())
+        .filter(|e| e.path().join("expect.json").is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
     names
 }
 
+/// The bundle of scenario `name`.
 pub fn fixture_bundle(name: &str) -> PathBuf {
-    root().join("fixtures").join(name).join("bundle.json")
+    let dir = if PRODUCT_BUNDLES.contains(&name) {
+        "data"
+    } else {
+        "fixtures"
+    };
+    root().join(dir).join(name).join("bundle.json")
 }
 
 pub fn read_json(path: &Path) -> serde_json::Value {

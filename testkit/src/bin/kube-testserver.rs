@@ -2,7 +2,7 @@
 //! binary, a person or a benchmark can point at it:
 //!
 //! ```sh
-//! cargo run -p karpdoctor-testkit --bin kube-testserver -- fixtures/demo --kubeconfig /tmp/kc
+//! cargo run -p karpdoctor-testkit --bin kube-testserver -- data/demo --kubeconfig /tmp/kc
 //! KUBECONFIG=/tmp/kc karpdoctor --region us-west-2
 //! ```
 
