@@ -2,61 +2,9 @@
 //! docs index all derive from [`CHECKS`]; nothing keeps a second list.
 
 use crate::check::{Category, CheckInfo};
-use crate::checks::{
-    identity, info, install, interruption, nodeclaim, nodeclass, nodejoin, nodepool, preinstall,
-};
 
-/// Every active check. Keep sorted by code (a test enforces it).
-pub static CHECKS: &[&CheckInfo] = &[
-    &install::controller_not_running::CONTROLLER_NOT_RUNNING,
-    &install::crds_missing_or_outdated::CRDS_MISSING_OR_OUTDATED,
-    &install::crd_stored_versions_stale::CRD_STORED_VERSIONS_STALE,
-    &install::controller_settings_mismatch::CONTROLLER_SETTINGS_MISMATCH,
-    &install::controller_unschedulable::CONTROLLER_UNSCHEDULABLE,
-    &install::controller_on_karpenter_nodes::CONTROLLER_ON_KARPENTER_NODES,
-    &install::stale_webhook_configurations::STALE_WEBHOOK_CONFIGURATIONS,
-    &install::karpenter_version_unsupported::KARPENTER_VERSION_UNSUPPORTED,
-    &install::controller_log_errors::CONTROLLER_LOG_ERRORS,
-    &identity::controller_credentials_missing::CONTROLLER_CREDENTIALS_MISSING,
-    &identity::irsa_oidc_provider_missing::IRSA_OIDC_PROVIDER_MISSING,
-    &identity::irsa_trust_policy_mismatch::IRSA_TRUST_POLICY_MISMATCH,
-    &identity::irsa_role_invalid::IRSA_ROLE_INVALID,
-    &identity::pod_identity_misconfigured::POD_IDENTITY_MISCONFIGURED,
-    &identity::controller_pods_predate_identity::CONTROLLER_PODS_PREDATE_IDENTITY,
-    &identity::pod_identity_blocked_by_scp::POD_IDENTITY_BLOCKED_BY_SCP,
-    &identity::both_irsa_and_pod_identity::BOTH_IRSA_AND_POD_IDENTITY,
-    &identity::controller_action_blocked_by_scp::CONTROLLER_ACTION_BLOCKED_BY_SCP,
-    &identity::controller_permission_missing::CONTROLLER_PERMISSION_MISSING,
-    &identity::controller_permission_boundary_blocks::CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
-    &identity::controller_policy_overbroad::CONTROLLER_POLICY_OVERBROAD,
-    &preinstall::install_action_blocked_by_scp::INSTALL_ACTION_BLOCKED_BY_SCP,
-    &preinstall::install_prerequisites_missing::INSTALL_PREREQUISITES_MISSING,
-    &nodeclass::subnets_unresolved::NODECLASS_SUBNETS_UNRESOLVED,
-    &nodeclass::security_groups_unresolved::NODECLASS_SECURITY_GROUPS_UNRESOLVED,
-    &nodeclass::ami_unresolvable::NODECLASS_AMI_UNRESOLVABLE,
-    &nodeclass::ami_mismatch::NODECLASS_AMI_MISMATCH,
-    &nodeclass::node_role_invalid::NODECLASS_NODE_ROLE_INVALID,
-    &nodeclass::instance_profile_invalid::NODECLASS_INSTANCE_PROFILE_INVALID,
-    &nodeclass::passrole_denied::NODECLASS_PASSROLE_DENIED,
-    &nodeclass::not_ready::NODECLASS_NOT_READY,
-    &nodeclass::subnet_ips_low::NODECLASS_SUBNET_IPS_LOW,
-    &nodeclass::ebs_kms_unusable::NODECLASS_EBS_KMS_UNUSABLE,
-    &nodepool::nodeclassref_invalid::NODEPOOL_NODECLASSREF_INVALID,
-    &nodepool::limits_reached::NODEPOOL_LIMITS_REACHED,
-    &nodepool::requirements_unsatisfiable::NODEPOOL_REQUIREMENTS_UNSATISFIABLE,
-    &nodepool::spot_service_linked_role_missing::SPOT_SERVICE_LINKED_ROLE_MISSING,
-    &nodepool::not_ready::NODEPOOL_NOT_READY,
-    &nodejoin::node_role_not_mapped::NODE_ROLE_NOT_MAPPED,
-    &nodejoin::aws_auth_malformed::AWS_AUTH_MALFORMED,
-    &nodejoin::access_entry_wrong_type::ACCESS_ENTRY_WRONG_TYPE,
-    &nodeclaim::launch_failed::NODECLAIM_LAUNCH_FAILED,
-    &nodeclaim::not_registered::NODECLAIM_NOT_REGISTERED,
-    &nodeclaim::not_initialized::NODECLAIM_NOT_INITIALIZED,
-    &interruption::queue_missing::INTERRUPTION_QUEUE_MISSING,
-    &interruption::rules_missing::INTERRUPTION_RULES_MISSING,
-    &interruption::handling_disabled::INTERRUPTION_HANDLING_DISABLED,
-    &info::pricing_access_denied_benign::PRICING_ACCESS_DENIED_BENIGN,
-];
+/// Every active check, sorted by code: declared, one line each, in `crate::checks`.
+pub use crate::checks::CHECKS;
 
 /// Codes that were used once and are retired: never reuse them.
 /// `(code, version retired in, reason)`. Keep sorted by code.

@@ -74,6 +74,29 @@ fn expected_row(c: &CheckInfo, prose: &BTreeMap<String, String>) -> Row {
     }
 }
 
+/// The README with the table's rows replaced by `rows` (header and separator kept).
+fn with_rows(readme: &str, rows: &[String]) -> String {
+    let lines: Vec<&str> = readme.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.trim() == HEADER)
+        .expect("README.md has the table");
+    let first = header + 2;
+    let end = first
+        + lines[first..]
+            .iter()
+            .take_while(|l| l.starts_with('|'))
+            .count();
+    let mut out: Vec<&str> = lines[..first].to_vec();
+    out.extend(rows.iter().map(String::as_str));
+    out.extend_from_slice(&lines[end..]);
+    let mut text = out.join("\n");
+    if readme.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
 fn markdown(row: &Row) -> String {
     format!(
         "| {} | {} | {} | {} |",
@@ -93,13 +116,41 @@ fn readme_check_table_matches_the_registry() {
     let expected: Vec<Row> = CHECKS.iter().map(|c| expected_row(c, &prose)).collect();
     if rows != expected {
         let paste: Vec<String> = expected.iter().map(markdown).collect();
+        // Like insta's INSTA_UPDATE: a new check's row is written, not typed by hand.
+        if std::env::var("UPDATE_README").is_ok_and(|v| v == "1") {
+            std::fs::write(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"),
+                with_rows(&readme, &paste),
+            )
+            .expect("README.md is writable");
+            return;
+        }
         panic!(
             "README.md's table of checks differs from the registry (src/registry.rs). \
-             Replace its rows with these (then describe any new check in the last column):\n\n\
+             Run `UPDATE_README=1 cargo test --test readme` or replace its rows with these \
+             (then describe any new check in the last column):\n\n\
              {HEADER}\n|---|---|---|---|\n{}\n",
             paste.join("\n")
         );
     }
+}
+
+#[test]
+fn rewriting_the_rows_keeps_the_rest_of_the_readme() {
+    let readme = format!("intro\n\n{HEADER}\n|---|---|---|---|\n| KD1 | a | b | c |\n\nafter\n");
+    let rows = vec![
+        "| KD1 | a | b | c |".to_string(),
+        "| KD2 | d | e | f |".to_string(),
+    ];
+    let written = with_rows(&readme, &rows);
+    assert_eq!(
+        written,
+        format!(
+            "intro\n\n{HEADER}\n|---|---|---|---|\n{}\n\nafter\n",
+            rows.join("\n")
+        )
+    );
+    assert_eq!(readme_rows(&written).len(), 2);
 }
 
 #[test]
