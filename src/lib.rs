@@ -2,8 +2,10 @@
 //!
 //! Data flows one way: CLI → settings → [`context::Context`] (facts, fetched once, from a
 //! live or recorded [`backend`]) → [`engine`] (checks, concurrently) → [`report`] →
-//! renderers and the exit code. Checks ([`checks`]) are pure judgement over facts; every API
-//! request goes through the read-only [`guard`].
+//! renderers and the exit code. Checks ([`checks`]) are pure judgement over facts, seen
+//! through [`context::Facts`], which holds no client; every API request goes through the
+//! read-only [`guard`]. Modules use only modules of lower layers: `tests/layers.rs` holds the
+//! ranks and `docs/architecture.md` explains them.
 
 pub mod app;
 pub mod arn;
