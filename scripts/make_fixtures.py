@@ -639,6 +639,18 @@ b=bundle("settings.interruptionQueue is demo (the CAS-migration guide's Helm val
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eventRules" in e["fact"])]
 write("interruption-queue-missing", b, ["KD1009","KD7001"], skipped=["KD7002"])
 
+# (2b) One root cause, one error: the Helm value names the queue with a typo ("Demo"; SQS
+# names are case-sensitive), the controller role's policy grants the queue that exists
+# ("demo"). The queue statement must not be judged on a queue that does not exist: KD7001
+# owns it and says to fix the name, KD2102 must not ask to grant the mistyped queue.
+b=bundle("settings.interruptionQueue is Demo but the queue created for the cluster is demo (SQS queue names are case-sensitive); the controller role's policy grants demo. One root cause: the name.",
+    logs={n:HEALTHY_LOG+logline("ERROR","failed to create valid sqs provider",controller="interruption",error="creating sqs provider, operation error SQS: GetQueueUrl, https response error StatusCode: 400, RequestID: 6a2f3e4d-0000-4b7c-9d8e-0f1a2b3c4d5e, AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist.")+"\n"
+          for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")},
+    overrides=[fact({"sqsQueue":{"name":"Demo"}}, None)])
+set_env(b, "INTERRUPTION_QUEUE", "Demo")
+b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and ("eventRules" in e["fact"] or e["fact"]=={"sqsQueue":{"name":"demo"}}))]
+write("interruption-queue-name-case", b, ["KD1009","KD7001"], skipped=["KD7002"])
+
 # (3) A v1.0 upgrade that left v1beta1 in storedVersions.
 left={n: crd(n,g,k,p,stored=("v1beta1","v1")) for n,g,k,p in CRDS if g=="karpenter.sh"}
 # The 1.0 chart's conversion webhook, installed while Karpenter ran in kube-system; the

@@ -15,7 +15,7 @@ declare_check! {
         title: "the controller may pass every EC2NodeClass's node role to EC2",
         category: Nodeclass,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
         run: passrole_denied,
     }
 }
