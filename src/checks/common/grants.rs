@@ -145,13 +145,13 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     let mut flags = BTreeSet::new();
     // One root cause, one error: a queue that does not exist is KD7001's finding (fix the
     // name or create the queue). Judging the role's grant on it would ask for a grant on a
-    // queue nobody created, a fix that contradicts KD7001's. When the queue cannot be read,
-    // the statement is judged as before.
+    // queue nobody created, a fix that contradicts KD7001's. Whether it exists decides which
+    // statements are judged, so a queue that cannot be read leaves the verdict unknown.
     let configured_queue = controller
         .env("INTERRUPTION_QUEUE")
         .filter(|q| !q.is_empty());
     let queue_exists = match configured_queue {
-        Some(queue) => !matches!(cx.sqs_queue(queue).await.as_deref(), Ok(None)),
+        Some(queue) => cx.sqs_queue(queue).await?.is_some(),
         None => false,
     };
     if let Some(queue) = configured_queue.filter(|_| queue_exists) {
