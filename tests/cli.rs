@@ -513,3 +513,74 @@ fn a_bad_now_is_one_line_exit_2() {
     let o = karpdoctor(&["--replay", &fixture("healthy"), "--now", "yesterday"]);
     assert_one_line_failure(&o, "RFC 3339");
 }
+
+/// The commands the command-line definition declares (so the tests follow it, not a copy).
+fn subcommands() -> Vec<String> {
+    use clap::CommandFactory;
+    karpdoctor::cli::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+#[test]
+fn completions_are_generated_for_every_shell_and_name_every_command() {
+    let commands = subcommands();
+    assert!(commands.iter().any(|c| c == "explain") && commands.len() >= 8);
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = karpdoctor(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "{shell} lacks {command}");
+        }
+    }
+    // bash itself must accept the script.
+    let o = karpdoctor(&["completions", "bash"]);
+    let path =
+        std::env::temp_dir().join(format!("karpdoctor-completion-{}.bash", std::process::id()));
+    std::fs::write(&path, &o.stdout).unwrap();
+    let checked = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    // An unknown shell is a usage error.
+    assert_eq!(karpdoctor(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+#[test]
+fn the_man_page_is_roff_that_names_every_command() {
+    let o = karpdoctor(&["man"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(
+        page.starts_with(".ie") || page.contains("\n.TH karpdoctor"),
+        "{page}"
+    );
+    assert!(page.contains(".TH karpdoctor"), "no title header");
+    // roff writes a hyphen as `\-`.
+    let text = page.replace("\\-", "-");
+    for command in subcommands() {
+        assert!(text.contains(&command), "the man page lacks {command}");
+    }
+    // Where groff is installed, the page must render without warnings.
+    if let Ok(out) = Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(page.as_bytes())?;
+            child.wait_with_output()
+        })
+    {
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "groff: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
