@@ -61,17 +61,6 @@ pub enum Command {
     /// Print the reference controller IAM policy of a Karpenter release (least privilege),
     /// placeholders filled in for your cluster.
     ReferencePolicy(ReferencePolicyArgs),
-    /// Print a shell completion script: `karpdoctor completions bash > /etc/bash_completion.d/karpdoctor`.
-    Completions(CompletionsArgs),
-    /// Print the manual page (roff): `karpdoctor man > karpdoctor.1`.
-    Man,
-}
-
-#[derive(Debug, Args)]
-pub struct CompletionsArgs {
-    /// The shell to complete for.
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args, Default)]

@@ -3,11 +3,8 @@
 use comfy_table::{ContentArrangement, Table, presets};
 
 use super::{json_text, print};
-use clap::CommandFactory;
-
 use crate::cli::{
-    Cli, CompletionsArgs, ExplainArgs, ListArgs, ListOutput, PermissionsArgs, PermissionsOutput,
-    ReferencePolicyArgs,
+    ExplainArgs, ListArgs, ListOutput, PermissionsArgs, PermissionsOutput, ReferencePolicyArgs,
 };
 use crate::error::Error;
 use crate::registry::{self, Selector};
@@ -144,29 +141,6 @@ pub(super) fn permissions(args: &PermissionsArgs) -> Result<u8, Error> {
         PermissionsOutput::Yaml => p.cluster_role_yaml(),
     };
     print(&text)?;
-    Ok(EXIT_OK)
-}
-
-/// `completions SHELL`: the completion script, generated from the command-line definition so
-/// it never falls behind it.
-pub(super) fn completions(args: &CompletionsArgs) -> Result<u8, Error> {
-    let mut command = Cli::command();
-    let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut command, "karpdoctor", &mut script);
-    print(&String::from_utf8_lossy(&script))?;
-    Ok(EXIT_OK)
-}
-
-/// `man`: the manual page in roff, from the command-line definition (its SUBCOMMANDS section
-/// names every command).
-pub(super) fn man() -> Result<u8, Error> {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut page)
-        .map_err(|e| Error::Internal {
-            message: format!("rendering the manual page failed: {e}"),
-        })?;
-    print(&String::from_utf8_lossy(&page))?;
     Ok(EXIT_OK)
 }
 

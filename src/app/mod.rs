@@ -20,7 +20,7 @@ use crate::history_store::HistoryStore;
 use crate::registry::{self};
 use crate::report::{self, EXIT_OK, EXIT_TROUBLE, Report};
 
-use commands::{completions, explain, list, man, parse_selectors, permissions, reference_policy};
+use commands::{explain, list, parse_selectors, permissions, reference_policy};
 pub use execute::execute;
 
 /// The recorded broken cluster behind `karpdoctor demo`.
@@ -32,8 +32,6 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Explain(args)) => explain(&args),
         Some(Command::Permissions(args)) => permissions(&args),
         Some(Command::ReferencePolicy(args)) => reference_policy(&args),
-        Some(Command::Completions(args)) => completions(&args),
-        Some(Command::Man) => man(),
         Some(Command::PreInstall(args)) => pre_install(args).await,
         Some(Command::Demo(report)) => {
             run_checks(Source::Demo, &TargetArgs::default(), &report).await
