@@ -1,9 +1,10 @@
 //! Command-line interface (clap derive). Parsing only: validation and the run live in `app`.
 
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::report::FailOn;
 
@@ -61,6 +62,74 @@ pub enum Command {
     /// Print the reference controller IAM policy of a Karpenter release (least privilege),
     /// placeholders filled in for your cluster.
     ReferencePolicy(ReferencePolicyArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell or elvish) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: karpdoctor's own, listing every command, or
+    /// one command's.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print [default: karpdoctor's own page]
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// Instead of printing one page, write every page (karpdoctor.1 and karpdoctor-COMMAND.1)
+    /// into DIR
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The file name kubectl looks for on PATH to run `kubectl karpdoctor` (krew installs a link
+/// by this name too).
+pub const KUBECTL_PLUGIN: &str = "kubectl-karpdoctor";
+
+/// Parses the process's arguments. Run as `kubectl-karpdoctor`, the usage lines and examples
+/// name the command the way the user typed it, `kubectl karpdoctor`; nothing else changes.
+pub fn parse() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let mut cmd = command_for(args.first().map(OsString::as_os_str));
+    let mut matches = cmd
+        .try_get_matches_from_mut(args)
+        .unwrap_or_else(|e| e.exit());
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
+}
+
+/// The command definition as seen by a process started as `argv0`.
+pub fn command_for(argv0: Option<&OsStr>) -> clap::Command {
+    let cmd = Cli::command();
+    if argv0.is_some_and(is_kubectl_plugin) {
+        as_kubectl_plugin(cmd)
+    } else {
+        cmd
+    }
+}
+
+/// Whether `argv0` (a path, as kubectl passes the plugin's full path) names the plugin file.
+pub fn is_kubectl_plugin(argv0: &OsStr) -> bool {
+    let Some(name) = Path::new(argv0).file_name().and_then(OsStr::to_str) else {
+        return false;
+    };
+    name.strip_suffix(".exe").unwrap_or(name) == KUBECTL_PLUGIN
+}
+
+fn as_kubectl_plugin(cmd: clap::Command) -> clap::Command {
+    // clap names the program after argv[0]'s file name unless told otherwise; the examples
+    // are plain text and need the same words. Every example line starts "  karpdoctor".
+    fn examples(cmd: clap::Command) -> clap::Command {
+        match cmd.get_after_help().map(ToString::to_string) {
+            Some(text) => cmd.after_help(text.replace("\n  karpdoctor", "\n  kubectl karpdoctor")),
+            None => cmd,
+        }
+    }
+    examples(cmd.bin_name("kubectl karpdoctor")).mut_subcommands(examples)
 }
 
 #[derive(Debug, Args, Default)]
@@ -375,5 +444,54 @@ mod tests {
         assert!(cli.command.is_none());
         assert_eq!(cli.check.report.output, Output::Json);
         assert_eq!(cli.check.report.only, ["KD1001", "install"]);
+    }
+
+    #[test]
+    fn the_kubectl_plugin_is_recognised_by_its_file_name() {
+        for plugin in [
+            "kubectl-karpdoctor",
+            "/home/me/.krew/bin/kubectl-karpdoctor",
+            "kubectl-karpdoctor.exe",
+        ] {
+            assert!(is_kubectl_plugin(OsStr::new(plugin)), "{plugin}");
+        }
+        for other in [
+            "karpdoctor",
+            "/usr/local/bin/karpdoctor",
+            "kubectl-karpdoctor-old",
+            "/opt/kubectl-karpdoctor/karpdoctor",
+        ] {
+            assert!(!is_kubectl_plugin(OsStr::new(other)), "{other}");
+        }
+    }
+
+    #[test]
+    fn as_a_plugin_usage_and_examples_say_kubectl_karpdoctor() {
+        let argv0 = "/home/me/.krew/bin/kubectl-karpdoctor";
+        let help = |args: &[&str]| {
+            let mut argv = vec![argv0];
+            argv.extend(args);
+            command_for(Some(OsStr::new(argv0)))
+                .try_get_matches_from(argv)
+                .unwrap_err()
+                .to_string()
+        };
+        let top = help(&["--help"]);
+        assert!(top.contains("Usage: kubectl karpdoctor [OPTIONS]"), "{top}");
+        assert!(
+            top.contains("\n  kubectl karpdoctor explain KD1001"),
+            "{top}"
+        );
+        assert!(!top.contains("\n  karpdoctor "), "{top}");
+        let demo = help(&["demo", "--help"]);
+        assert!(demo.contains("Usage: kubectl karpdoctor demo"), "{demo}");
+        assert!(demo.contains("\n  kubectl karpdoctor demo "), "{demo}");
+        // Run under its own name, nothing changes.
+        let plain = command_for(Some(OsStr::new("karpdoctor")))
+            .try_get_matches_from(["karpdoctor", "--help"])
+            .unwrap_err()
+            .to_string();
+        assert!(plain.contains("Usage: karpdoctor [OPTIONS]"), "{plain}");
+        assert!(!plain.contains("kubectl karpdoctor"), "{plain}");
     }
 }

@@ -1,15 +1,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // One line instead of a backtrace: checks run in their own tasks and report their own
     // panics as an internal-error outcome; this hook only keeps stderr readable.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("karpdoctor: internal error: {info} (please report this)");
     }));
-    let cli = karpdoctor::cli::Cli::parse();
+    let cli = karpdoctor::cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Checks await facts through a few layers of async helpers, each holding the AWS SDK

@@ -3,6 +3,7 @@
 
 mod commands;
 mod execute;
+mod packaging;
 mod target;
 
 use std::io::{IsTerminal, Write};
@@ -32,6 +33,8 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Explain(args)) => explain(&args),
         Some(Command::Permissions(args)) => permissions(&args),
         Some(Command::ReferencePolicy(args)) => reference_policy(&args),
+        Some(Command::Completions(args)) => packaging::completions(&args),
+        Some(Command::Man(args)) => packaging::man(&args),
         Some(Command::PreInstall(args)) => pre_install(args).await,
         Some(Command::Demo(report)) => {
             run_checks(Source::Demo, &TargetArgs::default(), &report).await
