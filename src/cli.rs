@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+use crate::pushgateway::Gateway;
 use crate::report::FailOn;
 
 const AFTER_HELP: &str = "\
@@ -23,7 +24,8 @@ Examples:
   karpdoctor --replay ticket.json     judge a saved bundle offline
   karpdoctor explain KD1001           how to fix one problem
   karpdoctor demo                     see a report on a built-in broken cluster
-  karpdoctor permissions -o json      the IAM policy karpdoctor needs";
+  karpdoctor permissions -o json      the IAM policy karpdoctor needs
+  karpdoctor -o prometheus            metrics for alerting (or push them: --pushgateway URL)";
 
 /// Diagnoses broken Karpenter installs on AWS EKS.
 ///
@@ -285,6 +287,11 @@ pub struct ReportArgs {
     /// finding new, ongoing or resolved (scheduled runs)
     #[arg(long, value_name = "configmap/NAME", value_parser = parse_history, help_heading = "Output")]
     pub history: Option<String>,
+    /// After the run, push its metrics (what `-o prometheus` prints) to this Prometheus
+    /// Pushgateway, as job `karpdoctor` grouped by cluster. A failed push is a warning on
+    /// stderr; it never changes the exit code
+    #[arg(long, value_name = "URL", value_parser = Gateway::parse, help_heading = "Output")]
+    pub pushgateway: Option<Gateway>,
 }
 
 /// `configmap/NAME` → `NAME` (a DNS-1123 name).
@@ -323,6 +330,7 @@ impl Default for ReportArgs {
             exit_zero: false,
             redact: false,
             history: None,
+            pushgateway: None,
         }
     }
 }
@@ -351,6 +359,9 @@ pub enum Output {
     Markdown,
     /// One line per finding and per check that could not run, for log pipelines
     Short,
+    /// Prometheus text exposition format (0.0.4): a gauge per check and per finding
+    /// severity, for alerting
+    Prometheus,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -30,6 +30,7 @@ pub mod iam;
 pub mod logs;
 pub mod model;
 pub mod permissions;
+pub mod pushgateway;
 pub mod quantity;
 pub mod redact;
 pub mod registry;

@@ -1,9 +1,11 @@
-//! The manifests in `deploy/` parse as the real Kubernetes types, grant only reads (the history
-//! ConfigMap excepted, by name), and match what `karpdoctor permissions` derives.
+//! The manifests in `deploy/` parse as the real Kubernetes types (the PrometheusRule, a CRD, as
+//! the fields Prometheus Operator requires), grant only reads (the history ConfigMap excepted,
+//! by name), and match what `karpdoctor permissions` derives. `tests/prometheus.rs` runs
+//! promtool on the rules.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use k8s_openapi::api::batch::v1::CronJob;
@@ -47,6 +49,77 @@ fn documents() -> Vec<(String, String, Value)> {
     out
 }
 
+/// A `monitoring.coreos.com/v1` PrometheusRule, as far as Prometheus Operator reads it: a
+/// misspelt field is an error, not a rule that silently never fires.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PrometheusRule {
+    api_version: String,
+    kind: String,
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    spec: RuleSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    groups: Vec<RuleGroup>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleGroup {
+    name: String,
+    #[serde(default)]
+    interval: Option<String>,
+    rules: Vec<Rule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rule {
+    #[serde(default)]
+    alert: Option<String>,
+    #[serde(default)]
+    record: Option<String>,
+    expr: String,
+    #[serde(default, rename = "for")]
+    for_: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+}
+
+fn prometheus_rule(file: &str, v: &Value) -> PrometheusRule {
+    let rule: PrometheusRule = typed(file, v);
+    assert_eq!(rule.api_version, "monitoring.coreos.com/v1", "{file}");
+    assert_eq!(rule.kind, "PrometheusRule", "{file}");
+    assert!(rule.metadata.name.is_some(), "{file}: metadata.name");
+    assert!(!rule.spec.groups.is_empty(), "{file}: no rule group");
+    for group in &rule.spec.groups {
+        assert!(
+            !group.name.is_empty() && !group.rules.is_empty(),
+            "{file}: {group:?}"
+        );
+        assert!(group.interval.as_deref().is_none_or(|i| !i.is_empty()));
+        for r in &group.rules {
+            assert!(
+                r.alert.is_some() != r.record.is_some(),
+                "{file}: a rule is an alert or a recording rule: {r:?}"
+            );
+            assert!(!r.expr.trim().is_empty(), "{file}: {r:?}");
+            if r.alert.is_some() {
+                assert!(
+                    r.annotations.contains_key("summary") && r.labels.contains_key("severity"),
+                    "{file}: an alert says what happened and how bad: {r:?}"
+                );
+            }
+        }
+    }
+    rule
+}
+
 fn typed<T: serde::de::DeserializeOwned>(file: &str, v: &Value) -> T {
     serde_json::from_value(v.clone())
         .unwrap_or_else(|e| panic!("{file}: does not parse as a Kubernetes object: {e}"))
@@ -66,6 +139,7 @@ fn every_manifest_parses_as_its_kubernetes_type() {
             "RoleBinding" => drop(typed::<RoleBinding>(file, v)),
             "ConfigMap" => drop(typed::<ConfigMap>(file, v)),
             "CronJob" => drop(typed::<CronJob>(file, v)),
+            "PrometheusRule" => drop(prometheus_rule(file, v)),
             other => panic!("{file}: unexpected kind {other}"),
         }
     }
@@ -156,45 +230,130 @@ fn cluster_role_and_iam_policy_equal_what_karpdoctor_derives() {
     );
 }
 
+/// Every CronJob variant (`cronjob.yaml`, `cronjob-pushgateway.yaml`) is safe to schedule.
+fn cronjobs() -> Vec<(String, CronJob)> {
+    documents()
+        .into_iter()
+        .filter(|(_, k, _)| k == "CronJob")
+        .map(|(f, _, v)| (f.clone(), typed(&f, &v)))
+        .collect()
+}
+
+/// The arguments of a CronJob's karpdoctor container, parsed as karpdoctor parses them.
+fn cronjob_args(file: &str, cj: &CronJob) -> karpdoctor::cli::Cli {
+    let pod = cj
+        .spec
+        .as_ref()
+        .and_then(|s| s.job_template.spec.as_ref())
+        .and_then(|j| j.template.spec.as_ref())
+        .unwrap_or_else(|| panic!("{file}: pod spec"));
+    let mut argv = vec!["karpdoctor".to_string()];
+    argv.extend(pod.containers[0].args.clone().unwrap_or_default());
+    <karpdoctor::cli::Cli as clap::Parser>::try_parse_from(&argv)
+        .unwrap_or_else(|e| panic!("{file}: CronJob args do not parse: {e}"))
+}
+
 #[test]
 fn cronjob_is_safe_to_schedule() {
+    let cronjobs = cronjobs();
+    let files: BTreeSet<&str> = cronjobs.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        files,
+        BTreeSet::from(["cronjob-pushgateway.yaml", "cronjob.yaml"])
+    );
+    for (file, cj) in &cronjobs {
+        let spec = cj.spec.as_ref().expect("spec");
+        assert_eq!(spec.concurrency_policy.as_deref(), Some("Forbid"), "{file}");
+        let job = spec.job_template.spec.as_ref().expect("job spec");
+        assert!(job.active_deadline_seconds.is_some_and(|s| s > 0), "{file}");
+        assert!(job.backoff_limit.is_some(), "{file}");
+        let pod = job.template.spec.as_ref().expect("pod spec");
+        assert_eq!(
+            pod.service_account_name.as_deref(),
+            Some("karpdoctor"),
+            "{file}"
+        );
+        assert_eq!(
+            pod.security_context
+                .as_ref()
+                .and_then(|s| s.run_as_non_root),
+            Some(true),
+            "{file}"
+        );
+        let c = &pod.containers[0];
+        let sc = c
+            .security_context
+            .as_ref()
+            .expect("container securityContext");
+        assert_eq!(sc.read_only_root_filesystem, Some(true), "{file}");
+        assert_eq!(sc.allow_privilege_escalation, Some(false), "{file}");
+        let res = c.resources.as_ref().expect("resources");
+        assert!(res.requests.is_some() && res.limits.is_some(), "{file}");
+        let args = c.args.clone().unwrap_or_default();
+        assert!(
+            args.contains(&"--output=json".to_string()),
+            "{file}: {args:?}"
+        );
+        assert!(
+            args.contains(&format!("--history=configmap/{HISTORY}")),
+            "{file}: {args:?}"
+        );
+        // The job's arguments are valid karpdoctor options.
+        cronjob_args(file, cj);
+    }
+}
+
+#[test]
+fn the_pushgateway_cronjob_pushes_and_differs_from_the_plain_one_only_there() {
+    let cronjobs = cronjobs();
+    let find = |name: &str| {
+        &cronjobs
+            .iter()
+            .find(|(f, _)| f == name)
+            .unwrap_or_else(|| panic!("deploy/{name}"))
+            .1
+    };
+    let (plain, pushing) = (find("cronjob.yaml"), find("cronjob-pushgateway.yaml"));
+    // The CronJobs run `karpdoctor check …`.
+    let gateway = |cli: karpdoctor::cli::Cli| match cli.command {
+        Some(karpdoctor::cli::Command::Check(args)) => args.report.pushgateway,
+        other => panic!("not a check run: {other:?}"),
+    };
+    let url = gateway(cronjob_args("cronjob-pushgateway.yaml", pushing));
+    assert!(url.is_some(), "--pushgateway is set");
+    assert!(gateway(cronjob_args("cronjob.yaml", plain)).is_none());
+    // Apart from that one argument, the variant is the same Job (one replaces the other).
+    let mut without: Value = serde_json::to_value(pushing).unwrap();
+    let args = without["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array_mut()
+        .unwrap();
+    args.retain(|a| !a.as_str().unwrap().starts_with("--pushgateway"));
+    assert_eq!(without, serde_json::to_value(plain).unwrap());
+}
+
+#[test]
+fn the_prometheus_rule_alerts_on_errors_on_down_and_on_silence() {
     let (file, _, v) = documents()
         .into_iter()
-        .find(|(_, k, _)| k == "CronJob")
-        .expect("a CronJob");
-    let cj: CronJob = typed(&file, &v);
-    let spec = cj.spec.expect("spec");
-    assert_eq!(spec.concurrency_policy.as_deref(), Some("Forbid"));
-    let job = spec.job_template.spec.expect("job spec");
-    assert!(job.active_deadline_seconds.is_some_and(|s| s > 0));
-    assert!(job.backoff_limit.is_some());
-    let pod = job.template.spec.expect("pod spec");
-    assert_eq!(pod.service_account_name.as_deref(), Some("karpdoctor"));
-    assert_eq!(
-        pod.security_context
-            .as_ref()
-            .and_then(|s| s.run_as_non_root),
-        Some(true)
-    );
-    let c = &pod.containers[0];
-    let sc = c
-        .security_context
-        .as_ref()
-        .expect("container securityContext");
-    assert_eq!(sc.read_only_root_filesystem, Some(true));
-    assert_eq!(sc.allow_privilege_escalation, Some(false));
-    let res = c.resources.as_ref().expect("resources");
-    assert!(res.requests.is_some() && res.limits.is_some());
-    let args = c.args.clone().unwrap_or_default();
-    assert!(args.contains(&"--output=json".to_string()), "{args:?}");
+        .find(|(_, k, _)| k == "PrometheusRule")
+        .expect("a PrometheusRule");
+    let rule = prometheus_rule(&file, &v);
+    let alerts: BTreeMap<String, &Rule> = rule
+        .spec
+        .groups
+        .iter()
+        .flat_map(|g| &g.rules)
+        .filter_map(|r| Some((r.alert.clone()?, r)))
+        .collect();
+    let errors = &alerts["KarpdoctorErrorFinding"];
+    assert_eq!(errors.expr, r#"karpdoctor_findings{severity="error"} > 0"#);
+    assert_eq!(errors.for_.as_deref(), Some("1h"));
+    assert_eq!(alerts["KarpdoctorDown"].expr, "karpdoctor_up == 0");
     assert!(
-        args.contains(&format!("--history=configmap/{HISTORY}")),
-        "{args:?}"
+        alerts["KarpdoctorNotReporting"]
+            .expr
+            .contains("time() - karpdoctor_last_run_timestamp_seconds >")
     );
-    // The job's arguments are valid karpdoctor options.
-    let mut argv = vec!["karpdoctor".to_string()];
-    argv.extend(args);
-    <karpdoctor::cli::Cli as clap::Parser>::try_parse_from(&argv).expect("CronJob args parse");
 }
 
 #[test]

@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["iam", "requirements"],
     &["ec2"],
     // I/O: the read-only guard, the bundle format, the backends.
-    &["guard", "bundle"],
+    &["guard", "bundle", "pushgateway"],
     &["backend"],
     // Facts fetched once; the one writable object.
     &["context", "history_store"],

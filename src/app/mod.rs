@@ -153,6 +153,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         Output::Json => report::json::render(&out.report),
         Output::Markdown => report::markdown::render(&out.report),
         Output::Short => report::short::render(&out.report),
+        Output::Prometheus => report::prometheus::render(&out.report),
         Output::Text => report::text::render(
             &out.report,
             report::text::TextOptions {
@@ -163,7 +164,34 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         ),
     };
     print(&rendered)?;
+    if let Some(gateway) = &args.pushgateway {
+        push_metrics(gateway, &out.report).await;
+    }
     Ok(code)
+}
+
+/// How long a push may take, connection included.
+const PUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Pushes the run's metrics, grouped by job and cluster. A failed push is one warning line:
+/// the run's outcome and exit code are the cluster's, not the Pushgateway's.
+async fn push_metrics(gateway: &crate::pushgateway::Gateway, report: &Report) {
+    let cluster = report::prometheus::cluster_label(report);
+    let pushed = crate::pushgateway::push(
+        gateway,
+        "karpdoctor",
+        &[("cluster", &cluster)],
+        report::prometheus::CONTENT_TYPE,
+        report::prometheus::render(report),
+        PUSH_TIMEOUT,
+    )
+    .await;
+    if let Err(e) = pushed {
+        eprintln!(
+            "karpdoctor: warning: metrics not pushed to {gateway}: {}",
+            crate::sanitize::one_line(&e)
+        );
+    }
 }
 
 /// Marks findings new/ongoing/resolved against the history ConfigMap and stores this run.

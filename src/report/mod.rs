@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod prometheus;
 pub mod short;
 pub mod text;
 
