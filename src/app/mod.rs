@@ -3,6 +3,7 @@
 
 mod commands;
 mod execute;
+mod fleet;
 mod target;
 
 use std::io::{IsTerminal, Write};
@@ -49,14 +50,27 @@ pub async fn run(cli: Cli) -> u8 {
 }
 
 async fn check(args: CheckArgs) -> Result<u8, Error> {
-    let source = match &args.target.replay {
+    match fleet::targets(&args.target, &args.fleet)? {
+        Some(specs) => fleet::run(specs, args).await,
+        None => check_one(args.target, &args.report).await,
+    }
+}
+
+/// One cluster (or one bundle): the report of a single run.
+async fn check_one(target: TargetArgs, report: &ReportArgs) -> Result<u8, Error> {
+    let source = match &target.replay {
         Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
         None => Source::Live,
     };
-    run_checks(source, &args.target, &args.report).await
+    run_checks(source, &target, report).await
 }
 
 async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
+    if args.target.context.len() > 1 {
+        return Err(Error::Usage {
+            message: "pre-install checks one cluster: give one --context".to_string(),
+        });
+    }
     if let Some(v) = &args.karpenter_version
         && crate::iam::reference::Version::parse(v).is_none()
     {
@@ -98,7 +112,8 @@ pub struct RunOutput {
     pub history: Option<HistoryStore>,
 }
 
-async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
+/// The checks `--only` and `--skip` leave; none is a usage error.
+fn selected_checks(args: &ReportArgs) -> Result<Vec<&'static CheckInfo>, Error> {
     let only = parse_selectors(&args.only)?;
     let skip = parse_selectors(&args.skip)?;
     let checks = registry::select(&only, &skip);
@@ -107,6 +122,31 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
             message: "--only and --skip leave no check to run".to_string(),
         });
     }
+    Ok(checks)
+}
+
+/// A report's exit code under `--fail-on` and `--exit-zero`.
+fn exit_code(report: &Report, args: &ReportArgs) -> u8 {
+    match report.exit_code(args.fail_on.into()) {
+        report::EXIT_FINDINGS if args.exit_zero => EXIT_OK,
+        code => code,
+    }
+}
+
+/// Whether to colour: `auto` needs a terminal and honours `NO_COLOR`.
+fn color(arg: ColorArg) -> bool {
+    match arg {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
+    let checks = selected_checks(args)?;
     if args.history.is_some() && !matches!(source, Source::Live) {
         return Err(Error::Usage {
             message: "--history needs a live run (not --replay or demo)".to_string(),
@@ -116,11 +156,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
     if let Some(store) = &out.history {
         record_history(store, &mut out.report).await;
     }
-    let fail_on = args.fail_on.into();
-    let code = match out.report.exit_code(fail_on) {
-        report::EXIT_FINDINGS if args.exit_zero => EXIT_OK,
-        code => code,
-    };
+    let code = exit_code(&out.report, args);
 
     // One redactor for the report and the bundle, so both use the same pseudonyms.
     let mut redactor = args.redact.then(crate::redact::Redactor::new);
@@ -138,14 +174,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         }
         bundle.write(path)?;
     }
-    let color = match args.color {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => {
-            std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
-    };
+    let color = color(args.color);
     let rendered = match args.output {
         Output::Json => report::json::render(&out.report),
         Output::Markdown => report::markdown::render(&out.report),
