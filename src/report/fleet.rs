@@ -12,7 +12,7 @@ use super::text::TextOptions;
 use super::{EXIT_OK, Report, SCHEMA_VERSION, worst};
 use crate::engine::Status;
 use crate::finding::Severity;
-use crate::sanitize::one_line;
+use crate::sanitize::{clip, one_line};
 
 /// The `kind` of a fleet document; a single-cluster report has none.
 pub const KIND: &str = "FleetReport";
@@ -330,7 +330,8 @@ fn table(fleet: &FleetReport) -> String {
             count(row.errors),
             count(row.warnings),
             count(row.unknown),
-            Cell::new(causes(row)),
+            // The cluster's own section above has the whole reason.
+            Cell::new(clip(&causes(row), 72)),
         ]);
     }
     table.to_string()

@@ -67,6 +67,13 @@ impl Emulator {
     }
 }
 
+impl Emulator {
+    /// The emulator's process id (benchmarks read its CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Emulator {
     fn drop(&mut self) {
         let _ = self.child.kill();
