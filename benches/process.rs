@@ -1,5 +1,6 @@
 //! Whole-process benchmarks of the built binary: start-up, large replays, latency through a
-//! proxy that adds a round trip to every request, and the same diagnosis by hand.
+//! proxy that adds a round trip to every request, the same diagnosis by hand, and a fleet of
+//! 20 clusters checked in one run.
 //!
 //! `cargo bench --bench process` (or `bash scripts/bench`) measures and prints a Markdown
 //! table; docs/performance.md quotes it. Under `cargo test` (CI, a debug build) it
@@ -26,6 +27,8 @@ use support::*;
 /// Fargate, IRSA, an interruption queue and a CONFIG_MAP cluster, so every service is asked.
 const SCENARIO: &str = "node-role-missing-from-aws-auth";
 const LATENCY: Duration = Duration::from_millis(50);
+/// Clusters in the fleet benchmark (the issue's figure: 20 in ≤ 1.5× the slowest one alone).
+const FLEET: usize = 20;
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
@@ -62,10 +65,18 @@ async fn smoke() {
         run.wall,
         run.rounds
     );
+    let fleet = FleetSetup::start(2, delay).await;
+    let one = fleet.karpdoctor(&["--context", &fleet.contexts[0]]);
+    let all = fleet.karpdoctor(&["--all-contexts"]);
+    assert_eq!(
+        (one.code, all.code),
+        (fleet.expected_code, fleet.expected_code)
+    );
+    assert!(all.cpu > Duration::ZERO && all.emulator_cpu > Duration::ZERO);
     println!("process benchmark harness works (run `cargo bench --bench process` to measure)");
 }
 
-/// `KARPDOCTOR_BENCH=startup,scale,latency,manual` runs only those parts (default: all).
+/// `KARPDOCTOR_BENCH=startup,scale,latency,manual,fleet` runs only those parts (default: all).
 fn part(name: &str) -> bool {
     std::env::var("KARPDOCTOR_BENCH")
         .map(|v| v.split(',').any(|p| p.trim() == name))
@@ -87,6 +98,9 @@ async fn benchmark() {
     }
     if part("latency") || part("manual") {
         latency().await;
+    }
+    if part("fleet") {
+        fleet().await;
     }
 }
 
@@ -425,6 +439,209 @@ impl LiveSetup {
         }
         (started.elapsed(), failed)
     }
+}
+
+/// 5. A fleet: [`FLEET`] clusters of [`SCENARIO`], each its own test API server behind its own
+///    +50 ms proxy and kube context, and one emulator behind a +50 ms proxy (reusing repeated
+///    reads, as in the latency part). The fleet in one run against the slowest cluster alone.
+///    The emulator is one Python process on the same cores, standing in for every cluster's
+///    AWS endpoints: its CPU time is printed, with karpdoctor's, to show what the machine
+///    allows.
+async fn fleet() {
+    let fleet = FleetSetup::start(FLEET, LATENCY).await;
+    // Warm-up: the servers, the emulator's static answers.
+    fleet.karpdoctor(&["--all-contexts", "--parallel", "20"]);
+    let singles: Vec<Duration> = fleet
+        .contexts
+        .iter()
+        .map(|c| {
+            let runs: Vec<FleetRun> = (0..3)
+                .map(|_| fleet.karpdoctor(&["--context", c]))
+                .collect();
+            assert!(runs.iter().all(|r| r.code == fleet.expected_code), "{c}");
+            median(runs.iter().map(|r| r.wall).collect())
+        })
+        .collect();
+    let slowest = singles.iter().max().copied().unwrap_or_default();
+    let together = |parallel: &str| {
+        let runs: Vec<FleetRun> = (0..5)
+            .map(|_| fleet.karpdoctor(&["--all-contexts", "--parallel", parallel]))
+            .collect();
+        assert!(runs.iter().all(|r| r.code == fleet.expected_code));
+        let m = |f: fn(&FleetRun) -> Duration| median(runs.iter().map(f).collect());
+        (m(|r| r.wall), m(|r| r.cpu), m(|r| r.emulator_cpu))
+    };
+    let (all, cpu, emulator_cpu) = together("20");
+    let (default, _, _) = together("8");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    println!("\n### Fleet: {FLEET} clusters of `{SCENARIO}` in one run, +50 ms per request\n");
+    println!("| | wall |\n|---|---|");
+    println!(
+        "| each cluster alone: fastest / median / slowest (median of 3 each) | {} / {} / {} |",
+        ms(singles.iter().min().copied().unwrap_or_default()),
+        ms(median(singles.clone())),
+        ms(slowest)
+    );
+    println!(
+        "| {FLEET} clusters, `--all-contexts --parallel 20` (median of 5) | {} |",
+        ms(all)
+    );
+    println!(
+        "| ratio to the slowest alone (target ≤ 1.5×) | {:.2}× |",
+        all.as_secs_f64() / slowest.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "| {FLEET} clusters, default `--parallel 8` (median of 5) | {} |",
+        ms(default)
+    );
+    println!(
+        "| CPU of the `--parallel 20` run: karpdoctor / the emulator | {} / {} |",
+        ms(cpu),
+        ms(emulator_cpu)
+    );
+    println!(
+        "| their sum over {cores} cores: no run on this machine is faster | {} |",
+        ms((cpu + emulator_cpu) / cores)
+    );
+}
+
+struct FleetRun {
+    wall: Duration,
+    /// karpdoctor's user + system time.
+    cpu: Duration,
+    /// The emulator's user + system time during the run.
+    emulator_cpu: Duration,
+    code: i32,
+}
+
+/// [`SCENARIO`] served by `size` test API servers, each behind its own latency proxy and its
+/// own context of one kubeconfig, with one emulator behind a proxy for the AWS side.
+struct FleetSetup {
+    emulator: Emulator,
+    _servers: Vec<TestServer>,
+    _proxies: Vec<LatencyProxy>,
+    kubeconfig: String,
+    aws_url: String,
+    caller: Vec<(&'static str, String)>,
+    contexts: Vec<String>,
+    expected_code: i32,
+    dir: std::path::PathBuf,
+}
+
+impl FleetSetup {
+    async fn start(size: usize, delay: Duration) -> FleetSetup {
+        let emulator = Emulator::start_with(&[("KARPMOTO_REUSE_READS", "1")]);
+        let bundle = read_json(&fixture_bundle(SCENARIO));
+        seed_aws(&emulator.url, &bundle).await;
+        let caller = caller_env(&emulator.url, &bundle).await;
+        let aws_addr: SocketAddr = emulator.url.trim_start_matches("http://").parse().unwrap();
+        let mut proxies = vec![LatencyProxy::start(aws_addr, delay).await.unwrap()];
+        let (mut servers, mut contexts) = (Vec::new(), Vec::new());
+        let (mut clusters, mut named) = (String::new(), String::new());
+        for i in 1..=size {
+            let server = TestServer::start(Cluster::from_bundle(&bundle), 0, Duration::ZERO)
+                .await
+                .unwrap();
+            let proxy = LatencyProxy::start(server.addr, delay).await.unwrap();
+            let name = format!("cluster-{i:02}");
+            clusters.push_str(&format!(
+                "- name: {name}\n  cluster:\n    server: {}\n",
+                proxy.url()
+            ));
+            named.push_str(&format!(
+                "- name: {name}\n  context:\n    cluster: {name}\n    user: test\n"
+            ));
+            servers.push(server);
+            proxies.push(proxy);
+            contexts.push(name);
+        }
+        let dir = scratch("bench-fleet");
+        let path = dir.join(format!("kubeconfig-{size}"));
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{named}\
+                 current-context: cluster-01\nusers:\n- name: test\n  user:\n    token: test-token\n"
+            ),
+        )
+        .unwrap();
+        let expected = read_json(
+            &fixture_bundle(SCENARIO)
+                .parent()
+                .unwrap()
+                .join("expect.json"),
+        );
+        FleetSetup {
+            aws_url: proxies[0].url(),
+            emulator,
+            _servers: servers,
+            _proxies: proxies,
+            kubeconfig: path.display().to_string(),
+            caller,
+            contexts,
+            expected_code: expected["exitCode"].as_i64().unwrap_or(0) as i32,
+            dir,
+        }
+    }
+
+    /// One run of the binary under GNU time (JSON output, discarded), with the environment
+    /// `support::karpdoctor` gives it.
+    fn karpdoctor(&self, args: &[&str]) -> FleetRun {
+        let times = self.dir.join(format!("time-{}.txt", self.contexts.len()));
+        let mut cmd = Command::new("/usr/bin/time");
+        cmd.args(["-f", "%U %S", "-o"])
+            .arg(&times)
+            .arg(env!("CARGO_BIN_EXE_karpdoctor"))
+            .args(args)
+            .args(["-o", "json"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", std::env::temp_dir())
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("NO_COLOR", "1")
+            .envs(live_env(&self.kubeconfig, &self.aws_url))
+            .envs(self.caller.iter().map(|(k, v)| (*k, v.as_str())));
+        let emulator_before = process_cpu(self.emulator.pid());
+        let started = Instant::now();
+        let out = tokio::task::block_in_place(|| cmd.output())
+            .expect("/usr/bin/time (GNU time) runs the binary");
+        let wall = started.elapsed();
+        let emulator_cpu = process_cpu(self.emulator.pid()).saturating_sub(emulator_before);
+        if !out.stderr.is_empty() {
+            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        }
+        let text = std::fs::read_to_string(&times).unwrap_or_default();
+        let cpu: f64 = text
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|f| f.parse::<f64>().ok())
+            .sum();
+        FleetRun {
+            wall,
+            cpu: Duration::from_secs_f64(cpu),
+            emulator_cpu,
+            code: out.status.code().unwrap_or(-1),
+        }
+    }
+}
+
+/// User + system time of a running process so far (`/proc/PID/stat`, in clock ticks of
+/// 1/100 s, the Linux default).
+fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<u64> = rest
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
 }
 
 /// What a person runs today for this scenario, from Karpenter's troubleshooting guide and the

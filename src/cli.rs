@@ -16,12 +16,16 @@ Exit codes (the same for every output format):
   2  karpdoctor could not do its job: bad options, unreadable kubeconfig or bundle,
      cluster unreachable, no AWS credentials, or no check could conclude
   With --exit-zero, findings exit 0 (2 still means karpdoctor could not run).
+  With several clusters (--context a,b, --all-contexts, --targets), the exit code is the
+  worst of theirs: one cluster that cannot be reached makes it 2.
 
 Examples:
   karpdoctor                          check the cluster of the current kube context
   karpdoctor --only identity -o json  only the identity checks, as JSON
   karpdoctor --record ticket.json     also save every fact read, for support
   karpdoctor --replay ticket.json     judge a saved bundle offline
+  karpdoctor --context prod,staging   check two clusters at once, then a fleet table
+  karpdoctor --all-contexts -o json   every context of the kubeconfig: one FleetReport
   karpdoctor explain KD1001           how to fix one problem
   karpdoctor demo                     see a report on a built-in broken cluster
   karpdoctor permissions -o json      the IAM policy karpdoctor needs
@@ -196,17 +200,57 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
     pub report: ReportArgs,
 }
 
-#[derive(Debug, Args, Default)]
+/// Checking several clusters in one run. With more than one target, each is checked
+/// concurrently and the output is a section per cluster and a fleet table (JSON: one
+/// `FleetReport`); with exactly one, the output is the usual single-cluster report.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// Check every context of the kubeconfig
+    #[arg(long, conflicts_with_all = ["context", "targets"], help_heading = "Many clusters")]
+    pub all_contexts: bool,
+    /// A YAML file of the clusters to check: `targets:`, a list of `context` with optional
+    /// `profile`, `region` and `cluster` (flags given as well apply where an entry is silent)
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "context",
+        help_heading = "Many clusters"
+    )]
+    pub targets: Option<PathBuf>,
+    /// How many clusters are checked at once
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256), help_heading = "Many clusters")]
+    pub parallel: u16,
+}
+
+impl Default for FleetArgs {
+    fn default() -> Self {
+        FleetArgs {
+            all_contexts: false,
+            targets: None,
+            parallel: 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Args, Default)]
 pub struct TargetArgs {
     /// Kubeconfig file [default: $KUBECONFIG, then ~/.kube/config, then in-cluster]
     #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub kubeconfig: Option<PathBuf>,
-    /// Kube context to use [default: the current context]
-    #[arg(long, value_name = "NAME", help_heading = "Target")]
-    pub context: Option<String>,
+    /// Kube context to use [default: the current context]. Several (comma-separated or
+    /// repeated) check each of those clusters concurrently
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "NAME",
+        help_heading = "Target"
+    )]
+    pub context: Vec<String>,
     /// AWS profile [default: $AWS_PROFILE, then the default chain]
     #[arg(long, value_name = "NAME", help_heading = "Target")]
     pub profile: Option<String>,
@@ -235,6 +279,10 @@ pub struct TargetArgs {
     pub pre_install: bool,
     #[arg(skip)]
     pub karpenter_version: Option<String>,
+    /// Set for each run of a fleet: several runs at once would draw over each other's
+    /// progress bar (the fleet draws its own).
+    #[arg(skip)]
+    pub no_progress: bool,
 }
 
 #[derive(Debug, Args)]

@@ -59,7 +59,15 @@ pub async fn execute(
     let (target, notes, denied) =
         resolve(&ctx, opened.live.as_deref(), checks, args, deadline).await?;
     ctx.set_target(target.clone());
-    let outcomes = run_with_progress(&ctx, checks, args, deadline, denied).await;
+    let outcomes = run_with_progress(
+        &ctx,
+        checks,
+        args,
+        deadline,
+        denied,
+        !target_args.no_progress,
+    )
+    .await;
 
     let mut report = Report::new(opened.mode, target, &outcomes, started);
     report.errors = notes;
@@ -149,7 +157,8 @@ async fn open_live(
 ) -> Result<Opened, Error> {
     let options = LiveOptions {
         kubeconfig: target_args.kubeconfig.clone(),
-        context: target_args.context.clone(),
+        // The app hands `execute` one context at most: a fleet runs it once per target.
+        context: target_args.context.first().cloned(),
         profile: target_args.profile.clone(),
         region: target_args.region.clone(),
         request_timeout: args.check_timeout.min(args.timeout),
@@ -244,8 +253,11 @@ async fn run_with_progress(
     args: &ReportArgs,
     deadline: Instant,
     denied: BTreeMap<FactKind, String>,
+    show_progress: bool,
 ) -> Vec<Outcome> {
-    let progress = progress_bar(checks.len(), args);
+    let progress = show_progress
+        .then(|| progress_bar(checks.len(), args))
+        .flatten();
     let on_done = progress.clone().map(|bar| {
         Arc::new(move |info: &'static CheckInfo| {
             bar.set_message(info.code);

@@ -3,6 +3,7 @@
 
 mod commands;
 mod execute;
+mod fleet;
 mod packaging;
 mod target;
 
@@ -52,14 +53,27 @@ pub async fn run(cli: Cli) -> u8 {
 }
 
 async fn check(args: CheckArgs) -> Result<u8, Error> {
-    let source = match &args.target.replay {
+    match fleet::targets(&args.target, &args.fleet)? {
+        Some(specs) => fleet::run(specs, args).await,
+        None => check_one(args.target, &args.report).await,
+    }
+}
+
+/// One cluster (or one bundle): the report of a single run.
+async fn check_one(target: TargetArgs, report: &ReportArgs) -> Result<u8, Error> {
+    let source = match &target.replay {
         Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
         None => Source::Live,
     };
-    run_checks(source, &args.target, &args.report).await
+    run_checks(source, &target, report).await
 }
 
 async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
+    if args.target.context.len() > 1 {
+        return Err(Error::Usage {
+            message: "pre-install checks one cluster: give one --context".to_string(),
+        });
+    }
     if let Some(v) = &args.karpenter_version
         && crate::iam::reference::Version::parse(v).is_none()
     {
@@ -101,7 +115,8 @@ pub struct RunOutput {
     pub history: Option<HistoryStore>,
 }
 
-async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
+/// The checks `--only` and `--skip` leave; none is a usage error.
+fn selected_checks(args: &ReportArgs) -> Result<Vec<&'static CheckInfo>, Error> {
     let only = parse_selectors(&args.only)?;
     let skip = parse_selectors(&args.skip)?;
     let checks = registry::select(&only, &skip);
@@ -110,6 +125,31 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
             message: "--only and --skip leave no check to run".to_string(),
         });
     }
+    Ok(checks)
+}
+
+/// A report's exit code under `--fail-on` and `--exit-zero`.
+fn exit_code(report: &Report, args: &ReportArgs) -> u8 {
+    match report.exit_code(args.fail_on.into()) {
+        report::EXIT_FINDINGS if args.exit_zero => EXIT_OK,
+        code => code,
+    }
+}
+
+/// Whether to colour: `auto` needs a terminal and honours `NO_COLOR`.
+fn color(arg: ColorArg) -> bool {
+    match arg {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
+    let checks = selected_checks(args)?;
     if args.history.is_some() && !matches!(source, Source::Live) {
         return Err(Error::Usage {
             message: "--history needs a live run (not --replay or demo)".to_string(),
@@ -119,11 +159,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
     if let Some(store) = &out.history {
         record_history(store, &mut out.report).await;
     }
-    let fail_on = args.fail_on.into();
-    let code = match out.report.exit_code(fail_on) {
-        report::EXIT_FINDINGS if args.exit_zero => EXIT_OK,
-        code => code,
-    };
+    let code = exit_code(&out.report, args);
 
     // One redactor for the report and the bundle, so both use the same pseudonyms.
     let mut redactor = args.redact.then(crate::redact::Redactor::new);
@@ -141,14 +177,7 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         }
         bundle.write(path)?;
     }
-    let color = match args.color {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => {
-            std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
-    };
+    let color = color(args.color);
     let rendered = match args.output {
         Output::Json => report::json::render(&out.report),
         Output::Markdown => report::markdown::render(&out.report),
@@ -173,22 +202,33 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
 /// How long a push may take, connection included.
 const PUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Pushes the run's metrics, grouped by job and cluster. A failed push is one warning line:
-/// the run's outcome and exit code are the cluster's, not the Pushgateway's.
+/// Pushes the run's metrics, grouped by job and cluster.
 async fn push_metrics(gateway: &crate::pushgateway::Gateway, report: &Report) {
     let cluster = report::prometheus::cluster_label(report);
+    let body = report::prometheus::render(report);
+    push_group(gateway, &cluster, body, "metrics").await;
+}
+
+/// Pushes one cluster's metrics to its group. A failed push is one warning line (`what` says
+/// whose metrics): the run's outcome and exit code are the cluster's, not the Pushgateway's.
+async fn push_group(
+    gateway: &crate::pushgateway::Gateway,
+    cluster: &str,
+    body: String,
+    what: &str,
+) {
     let pushed = crate::pushgateway::push(
         gateway,
         "karpdoctor",
-        &[("cluster", &cluster)],
+        &[("cluster", cluster)],
         report::prometheus::CONTENT_TYPE,
-        report::prometheus::render(report),
+        body,
         PUSH_TIMEOUT,
     )
     .await;
     if let Err(e) = pushed {
         eprintln!(
-            "karpdoctor: warning: metrics not pushed to {gateway}: {}",
+            "karpdoctor: warning: {what} not pushed to {gateway}: {}",
             crate::sanitize::one_line(&e)
         );
     }

@@ -23,6 +23,7 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeGaugeValue, EncodeLab
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use super::fleet::FleetReport;
 use super::{EXIT_TROUBLE, FailOn, Report};
 use crate::engine::Status;
 use crate::finding::Severity;
@@ -34,8 +35,55 @@ pub use prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 const SEVERITIES: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Info];
 
 pub fn render(report: &Report) -> String {
+    encode(vec![RunMetrics::of(report)])
+}
+
+/// A fleet's metrics in one exposition: each family once, with a series per cluster. A
+/// cluster that could not be checked is `karpdoctor_up 0` and nothing else. The `cluster`
+/// label is the cluster's name, or its kube context when the name is unknown or shared by
+/// another target of the fleet.
+pub fn render_fleet(fleet: &FleetReport) -> String {
+    encode(fleet_runs(fleet).into_iter().map(|(_, run)| run).collect())
+}
+
+/// Each target's own exposition, keyed by its `cluster` label: what `--pushgateway` pushes,
+/// one group per cluster, so a fleet run replaces exactly the groups a run per cluster would.
+pub fn render_fleet_groups(fleet: &FleetReport) -> Vec<(String, String)> {
+    fleet_runs(fleet)
+        .into_iter()
+        .map(|(label, run)| (label, encode(vec![run])))
+        .collect()
+}
+
+fn fleet_runs(fleet: &FleetReport) -> Vec<(String, RunMetrics)> {
+    let mut runs: Vec<RunMetrics> = fleet
+        .targets
+        .iter()
+        .map(|row| match row.report.and_then(|i| fleet.reports.get(i)) {
+            Some(report) => RunMetrics::of(report),
+            None => RunMetrics::down(crate::sanitize::for_terminal(
+                row.cluster.as_deref().unwrap_or(""),
+            )),
+        })
+        .collect();
+    // Series must be unique per exposition and a group per Pushgateway: a cluster whose name
+    // is unknown, or shared with another target (the same name in two accounts or regions is
+    // common), is labelled with its kube context instead, which is unique in a fleet.
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for run in &runs {
+        *seen.entry(run.cluster.clone()).or_default() += 1;
+    }
+    for (run, row) in runs.iter_mut().zip(&fleet.targets) {
+        if run.cluster.is_empty() || seen[&run.cluster] > 1 {
+            run.cluster = crate::sanitize::for_terminal(&row.context);
+        }
+    }
+    runs.into_iter().map(|r| (r.cluster.clone(), r)).collect()
+}
+
+fn encode(runs: Vec<RunMetrics>) -> String {
     let mut registry = Registry::default();
-    registry.register_collector(Box::new(RunMetrics::of(report)));
+    registry.register_collector(Box::new(Runs(runs)));
     let mut out = String::new();
     // Writing into a String cannot fail; an error here would leave the text short, never
     // malformed line by line.
@@ -103,52 +151,79 @@ impl RunMetrics {
             checks,
         }
     }
+
+    /// A cluster that could not be checked at all: down, and nothing else is known.
+    fn down(cluster: String) -> Self {
+        RunMetrics {
+            cluster,
+            up: false,
+            finished_seconds: None,
+            duration_seconds: None,
+            checks: Vec::new(),
+        }
+    }
 }
 
-impl Collector for RunMetrics {
+/// The runs of one exposition (one cluster, or a fleet): each family is written once, with
+/// every run's series in it, as the text format requires.
+#[derive(Debug)]
+struct Runs(Vec<RunMetrics>);
+
+impl Collector for Runs {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let cluster = ("cluster", self.cluster.as_str());
+        let runs = &self.0;
+        let cluster = |r: &'_ RunMetrics| ("cluster", r.cluster.clone());
         gauge(
             &mut encoder,
             "karpdoctor_up",
             "1 when the run could judge the cluster (at least one check concluded), 0 when it could not",
-            [([cluster], i64::from(self.up))],
+            runs.iter().map(|r| ([cluster(r)], i64::from(r.up))),
         )?;
         gauge(
             &mut encoder,
             "karpdoctor_last_run_timestamp_seconds",
             "When the run finished, in seconds since the Unix epoch",
-            self.finished_seconds.map(|t| ([cluster], t)),
+            runs.iter()
+                .filter_map(|r| r.finished_seconds.map(|t| ([cluster(r)], t))),
         )?;
         gauge(
             &mut encoder,
             "karpdoctor_run_duration_seconds",
             "How long the run took",
-            self.duration_seconds.map(|d| ([cluster], d)),
+            runs.iter()
+                .filter_map(|r| r.duration_seconds.map(|d| ([cluster(r)], d))),
         )?;
         gauge(
             &mut encoder,
             "karpdoctor_check_status",
             "Result of each check: 0 pass, 1 fail, 2 unknown (could not conclude), 3 skip",
-            self.checks.iter().map(|c| {
-                let labels = [
-                    cluster,
-                    ("code", c.code.as_str()),
-                    ("slug", c.slug.as_str()),
-                    ("category", c.category),
-                ];
-                (labels, c.status)
+            runs.iter().flat_map(|r| {
+                r.checks.iter().map(move |c| {
+                    let labels = [
+                        cluster(r),
+                        ("code", c.code.clone()),
+                        ("slug", c.slug.clone()),
+                        ("category", c.category.to_string()),
+                    ];
+                    (labels, c.status)
+                })
             }),
         )?;
         gauge(
             &mut encoder,
             "karpdoctor_findings",
             "Findings of each check that concluded, per severity (0 when it has none)",
-            self.checks.iter().flat_map(|c| {
-                c.findings.into_iter().flat_map(move |counts| {
-                    SEVERITIES.iter().zip(counts).map(move |(s, n)| {
-                        let labels = [cluster, ("code", c.code.as_str()), ("severity", s.as_str())];
-                        (labels, n)
+            runs.iter().flat_map(|r| {
+                r.checks.iter().flat_map(move |c| {
+                    c.findings.into_iter().flat_map(move |counts| {
+                        SEVERITIES.iter().zip(counts).map(move |(s, n)| {
+                            let labels = [
+                                cluster(r),
+                                ("code", c.code.clone()),
+                                ("severity", s.as_str().to_string()),
+                            ];
+                            (labels, n)
+                        })
                     })
                 })
             }),

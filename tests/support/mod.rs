@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod prometheus;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -64,6 +66,13 @@ impl Emulator {
         // Keep draining stderr so a chatty server can never block on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         Emulator { child, url }
+    }
+}
+
+impl Emulator {
+    /// The emulator's process id (benchmarks read its CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

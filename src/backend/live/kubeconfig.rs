@@ -31,6 +31,24 @@ async fn read(options: &LiveOptions) -> Result<(kube::Config, KubeTarget), Error
     Ok((config, target))
 }
 
+/// Every context of the kubeconfig (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`), in the
+/// file's order: the targets of `--all-contexts`.
+pub fn context_names(kubeconfig: Option<&std::path::Path>) -> Result<Vec<String>, Error> {
+    let options = LiveOptions {
+        kubeconfig: kubeconfig.map(std::path::Path::to_path_buf),
+        // A context is asked for: no falling back to the pod's service account.
+        context: Some(String::new()),
+        ..LiveOptions::default()
+    };
+    match kubeconfig_file(&options)? {
+        Some(kc) => Ok(kc.contexts.into_iter().map(|c| c.name).collect()),
+        None => Err(Error::Kubeconfig {
+            reason: "--all-contexts needs a kubeconfig; pass --kubeconfig or set KUBECONFIG"
+                .to_string(),
+        }),
+    }
+}
+
 /// The kubeconfig file; `None` in a pod that has none (the service account is used then).
 fn kubeconfig_file(options: &LiveOptions) -> Result<Option<Kubeconfig>, Error> {
     if let Some(path) = &options.kubeconfig {
