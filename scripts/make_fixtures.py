@@ -418,6 +418,33 @@ b=bundle("A training account whose SCPs deny sqs:CreateQueue, events:PutRule, ek
 b["emulator"]={**default_emulator(b), "scps":[{"name":"training-guardrails","document":TRAINING_SCP}]}
 write("scp-training-account", b, ["KD2101"])
 
+# The region allow-list of the AWS Organizations SCP examples ("Deny access to AWS based on the
+# requested AWS Region"): one Deny with NotAction for the global services, applying when the
+# request's region is not allowed AND the caller is not an exempt admin role. Both keys are
+# on every real request (docs/iam-simulation.md); the cluster's region is allowed, us-east-1
+# is not (so IAM and pricing calls pass only through the NotAction exemptions).
+REGION_SCP={"Version":"2012-10-17","Statement":[{"Sid":"DenyAllOutsideAllowedRegions","Effect":"Deny",
+    "NotAction":["a4b:*","acm:*","aws-marketplace-management:*","aws-marketplace:*","aws-portal:*","budgets:*","ce:*","chime:*",
+      "cloudfront:*","config:*","cur:*","directconnect:*","ec2:DescribeRegions","ec2:DescribeTransitGateways","ec2:DescribeVpnGateways",
+      "fms:*","globalaccelerator:*","health:*","iam:*","importexport:*","kms:*","mobileanalytics:*","networkmanager:*","organizations:*",
+      "pricing:*","route53:*","route53domains:*","s3:GetAccountPublic*","s3:ListAllMyBuckets","s3:PutAccountPublic*","shield:*","sts:*",
+      "support:*","trustedadvisor:*","waf-regional:*","waf:*","wafv2:*","wellarchitected:*"],
+    "Resource":"*",
+    "Condition":{"StringNotEquals":{"aws:RequestedRegion":["us-west-2","eu-west-1"]},
+                 "ArnNotLike":{"aws:PrincipalARN":["arn:aws:iam::*:role/OrganizationAccountAccessRole"]}}}]}
+b=bundle("A healthy install in an account whose organization allows only us-west-2 and eu-west-1, with the region allow-list SCP of AWS's own examples (global services exempted, the organization's admin role exempted). Every request Karpenter makes is in us-west-2 or to an exempted global service: nothing is blocked.")
+b["emulator"]={**default_emulator(b), "scps":[{"name":"allowed-regions","document":REGION_SCP}]}
+write("scp-region-allow-list", b, [])
+b=pi_bundle("EKS Pod Identity in an account with the region allow-list SCP of AWS's examples (us-west-2 and eu-west-1 allowed): eks-auth:AssumeRoleForPodIdentity is called in us-west-2 and allowed.")
+b["emulator"]["scps"]=[{"name":"allowed-regions","document":REGION_SCP}]
+write("scp-region-allow-list-pod-identity", b, [])
+OTHER_REGION_SCP=json.loads(json.dumps(REGION_SCP).replace('["us-west-2", "eu-west-1"]','["eu-west-1"]'))
+assert OTHER_REGION_SCP!=REGION_SCP
+b=bundle("The cluster was created in us-west-2, but the organization's region allow-list SCP (AWS's example) allows only eu-west-1: every regional call of the controller (EC2, EKS, SSM, SQS) is denied; IAM, pricing and KMS are exempted as global.")
+b["emulator"]={**default_emulator(b), "scps":[{"name":"allowed-regions","document":OTHER_REGION_SCP}]}
+write("scp-region-allow-list-excludes-cluster", b, ["KD2101","KD7001"])
+
+
 pre={"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:00:00Z",
   "description":"Before installing Karpenter 1.8.1 into the training account (same six SCP denials), as the PlatformAdmin role that may do anything its SCPs allow: `karpdoctor pre-install` prints what each blocked action disables and the configuration that still works.",
   "hints":{"cluster":"demo","region":"us-west-2","namespace":None,"kubeContext":None,"kubeContextCluster":None,"karpenterVersion":"1.8.1","preInstall":True},
@@ -564,6 +591,31 @@ write("instance-profile-missing", b, ["KD3006","KD3008"])
 b=bundle("The controller role's policy lacks the AllowPassingInstanceRole statement (a hand-trimmed copy of the 1.8.1 policy): iam:PassRole of the node role is not granted and every launch fails with UnauthorizedOperation.")
 b["emulator"]={"rolePolicies":[{"role":CTRL,"name":"karpenter-controller","reference":{"version":"1.8.1","omit":["AllowPassingInstanceRole"]}}]}
 write("passrole-not-granted", b, ["KD2102","KD3007"])
+
+# awslabs/cdk-eks-blueprints#1061: spec.instanceProfile names a profile made outside Karpenter,
+# and the controller policy lets it pass only the Karpenter node role; every launch is denied
+# iam:PassRole on the profile's role. Here the profile holds the managed node group's role
+# (mapped in aws-auth, so the nodes would join once launched).
+MNG_PROFILE="eks-system-nodes-profile"
+b=bundle("spec.instanceProfile names eks-system-nodes-profile, made by the platform team and holding the managed node group's role eks-system-nodes; the controller's 1.8.1 policy lets it pass only KarpenterNodeRole-demo, so every launch fails with UnauthorizedOperation on iam:PassRole (as in awslabs/cdk-eks-blueprints#1061).",
+    ncs=[custom_nc({"instanceProfile":MNG_PROFILE}, drop=("role",))],
+    overrides=[profile_fact(MNG_PROFILE, roles=(MNG_ROLE_ARN,)),
+               fact({"iamRole":{"name":"eks-system-nodes"}}, {"name":"eks-system-nodes","arn":MNG_ROLE_ARN,"path":"/","trustPolicy":NODE_TRUST,"permissionsBoundaryArn":None}),
+               fact({"iamAttachedRolePolicies":{"role":"eks-system-nodes"}}, attached())])
+write("instance-profile-passrole-denied", b, ["KD2102","KD3007"])
+
+# aws/karpenter-provider-aws#8190: the organization denies ec2:RunInstances unless an AWS service
+# makes the call. Karpenter's launches go through CreateFleet (EC2 Fleet calls RunInstances,
+# aws:ViaAWSService true), but v1.x validation calls RunInstances itself with DryRun, so the
+# EC2NodeClass is not Ready (RunInstancesAuthCheckFailed). A simulation carries no
+# aws:ViaAWSService, a positive Bool on a missing key is false, so every simulation allows it:
+# the symptom must say that, not send the user to the permission checks that passed.
+VIA_SCP={"Version":"2012-10-17","Statement":[{"Sid":"RunInstancesOnlyThroughServices","Effect":"Deny","Action":"ec2:RunInstances","Resource":"*",
+    "Condition":{"Bool":{"aws:ViaAWSService":"false"}}}]}
+b=bundle("The organization's SCP denies ec2:RunInstances unless an AWS service makes the call (as in aws/karpenter-provider-aws#8190): Karpenter's own DryRun validation calls it directly, so the EC2NodeClass reports ValidationSucceeded=False (RunInstancesAuthCheckFailed), while every simulation of the controller's policy allows the launch.",
+    ncs=[custom_nc(failing=("ValidationSucceeded","RunInstancesAuthCheckFailed","Controller isn't authorized to call ec2:RunInstances"))])
+b["emulator"]={**default_emulator(b), "scps":[{"name":"run-instances-via-services","document":VIA_SCP}]}
+write("validation-denied-simulation-allows", b, ["KD3008"])
 
 b=bundle("The EC2NodeClass selects two /26 subnets with 59 free addresses each: enough today, not for a scale-up with the VPC CNI's warm IPs (warning).",
     overrides=[fact("ec2Subnets", subnets(prefix=26))])

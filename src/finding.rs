@@ -161,9 +161,23 @@ pub struct Finding {
     /// With `--history`: when this finding (code and object) was first reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_seen: Option<String>,
+    /// The checks that failed in the same run and explain this finding: its root causes
+    /// (the report links them from the finding's owners).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caused_by: Vec<String>,
+    /// The checks that own this symptom's known causes, when every one of them passed this
+    /// run: the cause is one they cannot see, and the hint says where to look instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owners_passed: Vec<String>,
     /// Whether the check chose the severity; otherwise the engine applies the default.
     #[serde(skip)]
     severity_chosen: bool,
+    /// The checks whose failure would explain this finding, as the check knows them.
+    #[serde(skip)]
+    owners: Vec<String>,
+    /// The hint to give instead when every owner passed.
+    #[serde(skip)]
+    hint_if_owners_pass: Option<String>,
 }
 
 impl Finding {
@@ -181,7 +195,11 @@ impl Finding {
             doc_url: String::new(),
             history: None,
             first_seen: None,
+            caused_by: Vec::new(),
+            owners_passed: Vec::new(),
             severity_chosen: false,
+            owners: Vec::new(),
+            hint_if_owners_pass: None,
         }
     }
 
@@ -204,6 +222,45 @@ impl Finding {
     pub fn fix(mut self, command: impl Into<String>) -> Self {
         self.remediation.commands.push(command.into());
         self
+    }
+
+    /// The checks whose failure explains this symptom (the owners of its known causes). The
+    /// report links those that fail in the same run as `causedBy`; when every one of them
+    /// passes it lists them in `ownersPassed` instead, so no finding sends the user to
+    /// checks that passed without saying so.
+    pub fn owned_by<S: AsRef<str>>(mut self, codes: impl IntoIterator<Item = S>) -> Self {
+        for code in codes {
+            let code = code.as_ref().to_string();
+            if !self.owners.contains(&code) {
+                self.owners.push(code);
+            }
+        }
+        self
+    }
+
+    /// The hint to give when every owner passed (the usual one sends the user to them).
+    pub fn hint_if_owners_pass(mut self, hint: impl Into<String>) -> Self {
+        self.hint_if_owners_pass = Some(hint.into());
+        self
+    }
+
+    /// Links this finding to the outcome of its owners in the same run: `failed(code)` is
+    /// true for a check that failed with a warning or an error, `passed(code)` for one that
+    /// passed. A finding never names its own check.
+    pub fn link_owners(&mut self, failed: impl Fn(&str) -> bool, passed: impl Fn(&str) -> bool) {
+        let owners: Vec<String> = self
+            .owners
+            .iter()
+            .filter(|o| **o != self.code)
+            .cloned()
+            .collect();
+        self.caused_by = owners.iter().filter(|o| failed(o)).cloned().collect();
+        if self.caused_by.is_empty() && !owners.is_empty() && owners.iter().all(|o| passed(o)) {
+            if let Some(hint) = self.hint_if_owners_pass.take() {
+                self.hint = hint;
+            }
+            self.owners_passed = owners;
+        }
     }
 
     /// Called by the engine: stamps the check's code, default severity and doc URL.

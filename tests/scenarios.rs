@@ -339,3 +339,52 @@ fn redact_markdown(md: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Every simulation a scenario makes carries what every real signed request carries: the
+/// region each of its actions is sent to (`aws:RequestedRegion`) and the caller's ARN
+/// (`aws:PrincipalArn`). Without them a region allow-list SCP, which denies with negated
+/// operators on both keys, reads as denying everything (docs/iam-simulation.md). The bundles
+/// hold the simulations exactly as the checks asked for them (re-recorded from the emulator).
+#[test]
+fn every_simulation_carries_the_request_region_and_principal() {
+    use karpdoctor::iam::request::{PRINCIPAL_ARN, REQUESTED_REGION, requested_region};
+    let mut seen = 0;
+    for name in scenarios() {
+        let bundle = support::read_json(&support::fixture_bundle(&name));
+        let region = bundle["target"]["region"]
+            .as_str()
+            .expect("a target region");
+        for fact in bundle["facts"].as_array().unwrap() {
+            let Some(sim) = fact["fact"].get("simulation") else {
+                continue;
+            };
+            seen += 1;
+            let context = sim["context"].as_array().unwrap();
+            let value = |key: &str| {
+                context
+                    .iter()
+                    .find(|e| e["key"].as_str().unwrap().eq_ignore_ascii_case(key))
+                    .map(|e| e["values"][0].as_str().unwrap().to_string())
+            };
+            let principal = sim["principal"].as_str().unwrap();
+            assert_eq!(
+                value(PRINCIPAL_ARN).as_deref(),
+                Some(principal),
+                "{name}: {sim}"
+            );
+            let given = value(REQUESTED_REGION)
+                .unwrap_or_else(|| panic!("{name}: simulated without a region: {sim}"));
+            for action in sim["actions"].as_array().unwrap() {
+                let action = action.as_str().unwrap();
+                // A caller may pin the region (the pricing endpoint's, for example); it must
+                // still be the one the real request goes to.
+                assert_eq!(
+                    given,
+                    requested_region(action, region),
+                    "{name}: {action} simulated in the wrong region: {sim}"
+                );
+            }
+        }
+    }
+    assert!(seen > 100, "the scenarios make simulations ({seen})");
+}

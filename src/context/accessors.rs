@@ -136,6 +136,9 @@ impl Facts {
     }
 
     /// `iam:SimulatePrincipalPolicy` of `principal`, as rows (one per action and resource).
+    /// The request context real requests carry (`aws:RequestedRegion` per action,
+    /// `aws:PrincipalArn`) is added here, for every simulation of every check: actions sent to
+    /// different regions become separate simulations (see `iam::request`).
     pub async fn simulate(
         &self,
         principal: &str,
@@ -143,15 +146,23 @@ impl Facts {
         resources: &[String],
         context: &[ContextEntry],
     ) -> Result<Vec<Row>, FactError> {
-        let raw = self
-            .get(FactKey::simulation(
+        let region = self.target().region;
+        let requests =
+            crate::iam::request::requests(principal, actions, context, region.as_deref());
+        let answers = futures::future::join_all(requests.into_iter().map(|(actions, context)| {
+            self.get(FactKey::simulation(
                 principal.to_string(),
-                actions.to_vec(),
+                actions,
                 resources.to_vec(),
-                context.to_vec(),
+                context,
             ))
-            .await?;
-        Ok(crate::iam::simulation::normalise(&raw))
+        }))
+        .await;
+        let mut rows = Vec::new();
+        for raw in answers {
+            rows.extend(crate::iam::simulation::normalise(&raw?));
+        }
+        Ok(rows)
     }
 
     pub async fn oidc_providers(&self) -> Result<Arc<Vec<OidcProvider>>, FactError> {

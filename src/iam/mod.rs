@@ -5,5 +5,6 @@
 pub mod features;
 pub mod policy;
 pub mod reference;
+pub mod request;
 pub mod simulation;
 pub mod trust;

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use super::text::TextOptions;
 use super::{EXIT_OK, Report, SCHEMA_VERSION, worst};
-use crate::engine::Status;
 use crate::finding::Severity;
 use crate::sanitize::{clip, one_line};
 
@@ -112,7 +111,7 @@ pub struct FleetRow {
     pub errors: usize,
     pub warnings: usize,
     pub unknown: usize,
-    /// Codes of the failing checks with an error-level finding.
+    /// The run's root causes (`summary.rootCauses`) with an error-level finding.
     pub root_causes: Vec<String>,
     /// Why the target could not be checked (verdict `unreachable`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,11 +234,18 @@ fn row_of(
     exit_code: u8,
     index: usize,
 ) -> FleetRow {
+    // The run's root causes (what no other failed check explains) that block nodes.
     let root_causes = report
-        .checks
+        .summary
+        .root_causes
         .iter()
-        .filter(|c| c.status == Status::Fail && worst(c) == Some(Severity::Error))
-        .map(|c| c.code.clone())
+        .filter(|code| {
+            report
+                .checks
+                .iter()
+                .any(|c| &c.code == *code && worst(c) == Some(Severity::Error))
+        })
+        .cloned()
         .collect();
     FleetRow {
         context,
@@ -477,6 +483,7 @@ mod tests {
             pass: 1,
             fail: 1,
             warning: 1,
+            root_causes: vec!["KD4001".to_string()],
             ..Summary::default()
         };
         let broken = Summary {
@@ -484,6 +491,7 @@ mod tests {
             pass: 1,
             fail: 1,
             error: 1,
+            root_causes: vec!["KD1001".to_string()],
             ..Summary::default()
         };
         let fleet = FleetReport::new(
@@ -519,7 +527,7 @@ mod tests {
             (1, 1, 1)
         );
         assert_eq!(fleet.summary.unreachable, 1);
-        // Only error-level failures are root causes; the unreachable row has no report.
+        // Only root causes that block nodes (errors) count; the unreachable row has no report.
         assert_eq!(fleet.targets[3].root_causes, ["KD1001"]);
         assert!(fleet.targets[1].root_causes.is_empty());
         assert_eq!(fleet.targets[2].report, None);

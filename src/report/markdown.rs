@@ -51,6 +51,9 @@ pub fn render(report: &Report) -> String {
         "\n**{} passed, {} failed, {} unknown, {} skipped** — findings: {} error, {} warning, {} info\n",
         s.pass, s.fail, s.unknown, s.skip, s.error, s.warning, s.info
     );
+    if let Some(line) = super::text::root_causes(report) {
+        let _ = writeln!(out, "**{}**\n", md(&line));
+    }
 
     let _ = writeln!(out, "| | code | check | status |\n|---|---|---|---|");
     for c in &report.checks {
@@ -87,6 +90,16 @@ pub fn render(report: &Report) -> String {
                 md(&f.object),
                 md(&f.message)
             );
+            if !f.caused_by.is_empty() {
+                let _ = writeln!(out, "  - caused by {}", f.caused_by.join(", "));
+            }
+            if !f.owners_passed.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  - {} passed: the cause is one they cannot see",
+                    f.owners_passed.join(", ")
+                );
+            }
             if !f.hint.is_empty() {
                 let _ = writeln!(out, "  - try: {}", md(&f.hint));
             }

@@ -54,6 +54,10 @@ pub struct Summary {
     pub error: usize,
     pub warning: usize,
     pub info: usize,
+    /// The failed checks to fix first: each has a warning or error finding that no other
+    /// failed check of the run explains (`causedBy`). Errors first, then registry order.
+    #[serde(default)]
+    pub root_causes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -151,7 +155,7 @@ pub const EXIT_TROUBLE: u8 = 2;
 
 impl Report {
     pub fn new(mode: &str, target: Target, outcomes: &[Outcome], started: jiff::Timestamp) -> Self {
-        let checks: Vec<CheckReport> = outcomes
+        let mut checks: Vec<CheckReport> = outcomes
             .iter()
             .map(|o| CheckReport {
                 code: o.info.code.to_string(),
@@ -167,6 +171,7 @@ impl Report {
                 doc_url: doc_url(o.info.code),
             })
             .collect();
+        link_causes(&mut checks);
         let summary = Summary::of(&checks);
         Report {
             schema_version: SCHEMA_VERSION,
@@ -182,6 +187,16 @@ impl Report {
             stats: None,
             resolved: None,
         }
+    }
+
+    /// Checks that failed with a warning or an error: the problems of the run, of which
+    /// `summary.rootCauses` are the ones to fix first.
+    pub fn problems(&self) -> usize {
+        self.checks
+            .iter()
+            .filter(|c| c.status == Status::Fail)
+            .filter(|c| c.findings.iter().any(|f| f.severity >= Severity::Warning))
+            .count()
     }
 
     pub fn findings(&self) -> impl Iterator<Item = &Finding> {
@@ -256,7 +271,40 @@ impl Summary {
                 }
             }
         }
+        let mut roots: Vec<(Severity, usize, &str)> = checks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.status == Status::Fail)
+            .filter_map(|(i, c)| {
+                let unexplained = c
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity >= Severity::Warning && f.caused_by.is_empty())
+                    .map(|f| f.severity)
+                    .max()?;
+                Some((unexplained, i, c.code.as_str()))
+            })
+            .collect();
+        roots.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        s.root_causes = roots.into_iter().map(|(_, _, c)| c.to_string()).collect();
         s
+    }
+}
+
+/// Links every symptom finding to the checks of the same run that explain it (`causedBy`),
+/// or says that all of them passed (`ownersPassed`).
+fn link_causes(checks: &mut [CheckReport]) {
+    let outcome: BTreeMap<String, (Status, bool)> = checks
+        .iter()
+        .map(|c| {
+            let serious = c.findings.iter().any(|f| f.severity >= Severity::Warning);
+            (c.code.clone(), (c.status, serious))
+        })
+        .collect();
+    let failed = |code: &str| matches!(outcome.get(code), Some((Status::Fail, true)));
+    let passed = |code: &str| matches!(outcome.get(code), Some((Status::Pass, _)));
+    for f in checks.iter_mut().flat_map(|c| c.findings.iter_mut()) {
+        f.link_owners(failed, passed);
     }
 }
 

@@ -13,10 +13,13 @@ pub fn render(report: &Report) -> String {
         match c.status {
             Status::Fail => {
                 for f in &c.findings {
-                    let state = f
+                    let mut state = f
                         .history
                         .map(|h| format!(" [{}]", h.as_str()))
                         .unwrap_or_default();
+                    if !f.caused_by.is_empty() {
+                        let _ = write!(state, " [caused by {}]", f.caused_by.join(","));
+                    }
                     let _ = writeln!(
                         out,
                         "{} {} {}: {}{state}",
@@ -50,8 +53,16 @@ pub fn render(report: &Report) -> String {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "summary checks={} pass={} fail={} unknown={} skip={} error={} warning={} info={}",
-        s.checks, s.pass, s.fail, s.unknown, s.skip, s.error, s.warning, s.info
+        "summary checks={} pass={} fail={} unknown={} skip={} error={} warning={} info={} root_causes={}",
+        s.checks,
+        s.pass,
+        s.fail,
+        s.unknown,
+        s.skip,
+        s.error,
+        s.warning,
+        s.info,
+        s.root_causes.join(",")
     );
     out
 }

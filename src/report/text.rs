@@ -74,6 +74,9 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
     let paint = Paint(opts.color);
     let mut out = String::new();
     header(&mut out, report, &paint);
+    if let Some(line) = root_causes(report) {
+        let _ = writeln!(out, "\n{}", paint.bold(&line));
+    }
 
     for &category in Category::ALL {
         let checks: Vec<&CheckReport> = report
@@ -272,6 +275,20 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
                     one_line(&f.message),
                     paint.dim(&since)
                 );
+                if !f.caused_by.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "          {}",
+                        paint.bold(&format!("caused by {}", f.caused_by.join(", ")))
+                    );
+                }
+                if !f.owners_passed.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "          {} passed: the cause is one they cannot see",
+                        f.owners_passed.join(", ")
+                    );
+                }
                 for (name, value) in &f.evidence {
                     let value = match value {
                         serde_json::Value::String(s) => s.clone(),
@@ -294,6 +311,35 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
         }
         Status::Pass => {}
     }
+}
+
+/// The opening line when something is wrong: how many problems, and the root causes to fix
+/// first (the checks whose problems no other failed check explains).
+pub fn root_causes(report: &Report) -> Option<String> {
+    let problems = report.problems();
+    if problems == 0 {
+        return None;
+    }
+    let roots = &report.summary.root_causes;
+    let named: Vec<String> = roots
+        .iter()
+        .map(|code| {
+            let slug = report
+                .checks
+                .iter()
+                .find(|c| &c.code == code)
+                .map(|c| c.slug.as_str())
+                .unwrap_or_default();
+            format!("{code} {slug}")
+        })
+        .collect();
+    Some(format!(
+        "{problems} problem{} from {} root cause{}: {}",
+        plural(problems),
+        roots.len(),
+        plural(roots.len()),
+        named.join(", ")
+    ))
 }
 
 fn summary_table(report: &Report) -> String {
@@ -340,8 +386,17 @@ fn verdict(report: &Report, paint: &Paint) -> String {
     } else {
         ("✔", "no problems found")
     };
+    let roots = if s.error + s.warning > 0 {
+        format!(
+            " ({} root cause{})",
+            s.root_causes.len(),
+            plural(s.root_causes.len())
+        )
+    } else {
+        String::new()
+    };
     let text = format!(
-        "{mark} {words}: {} error{}, {} warning{}, {} info · {} passed, {} failed, {} unknown, {} skipped",
+        "{mark} {words}: {} error{}, {} warning{}{roots}, {} info · {} passed, {} failed, {} unknown, {} skipped",
         s.error,
         plural(s.error),
         s.warning,

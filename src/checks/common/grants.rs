@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::cluster::{cluster_arn, minor};
 use super::codes::{CONTROLLER_CREDENTIALS_MISSING, IRSA_ROLE_INVALID};
+use super::nodeclass::NodeRoleSource;
 use super::wiring;
 use crate::arn::Arn;
 use crate::check::CheckCx;
@@ -181,9 +182,14 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     let mut inputs = Vec::new();
     for nc in nodeclasses.iter() {
         let mut input = nodeclass_input(nc, &nodepools, &vars, k8s.as_deref());
-        if let Some(name) = nc.spec.get("role").and_then(Value::as_str) {
-            input.node_role_arn = Some(role_arn(cx, name, &cluster_arn).await?);
-        }
+        input.node_role_arn = match super::nodeclass::node_role_source(nc) {
+            NodeRoleSource::Role(name) => Some(role_arn(cx, &name, &cluster_arn).await?),
+            // Launching with a profile made outside Karpenter passes the profile's role to EC2
+            // just the same: the controller needs iam:PassRole on it (judged like any node
+            // role). A profile that does not exist or holds no role is KD3006's finding.
+            NodeRoleSource::InstanceProfile(_) => super::nodeclass::node_role_arn(cx, nc).await?,
+            NodeRoleSource::None => None,
+        };
         inputs.push(input);
     }
     let probes = reference::controller_probes(
@@ -242,12 +248,7 @@ pub async fn role_arn(
 pub fn base_vars(cluster_arn: &Arn, cluster: &str, arn: &str) -> BTreeMap<String, String> {
     let partition = cluster_arn.partition.to_string();
     let region = cluster_arn.region.to_string();
-    let pricing = match region.split('-').next() {
-        Some("eu") => "eu-central-1",
-        Some("ap") => "ap-south-1",
-        Some("cn") => "cn-northwest-1",
-        _ => "us-east-1",
-    };
+    let pricing = crate::iam::request::pricing_region(&region);
     let ec2 = if partition == "aws-cn" {
         "ec2.amazonaws.com.cn"
     } else {

@@ -3,6 +3,7 @@
 
 use super::codes::*;
 use crate::check::Severity;
+use crate::finding::Finding;
 
 /// A launch failure's cause, in words, with the checks that judge it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +22,44 @@ const fn cause(
         summary,
         owners,
         severity,
+    }
+}
+
+/// What to say when Karpenter reports an authorization failure and every check that
+/// simulates the controller's permissions passed: the simulation allows what AWS denied, so
+/// the cause is one a simulation cannot see.
+pub const DENIED_BUT_SIMULATION_ALLOWS: &str = "AWS denied it although the simulation of the controller's policy allows it: look at what a simulation cannot see (a condition on a key it does not carry, such as request tags or aws:ViaAWSService, which is false for the DryRun RunInstances of Karpenter's validation; a session policy; an SCP or resource policy outside the account; a policy changed since the run); decode the failure with `aws sts decode-authorization-message --encoded-message <message>` and compare the role's policy with `karpdoctor reference-policy`";
+
+/// The checks that simulate the controller's permissions: an authorization failure is theirs.
+pub const PERMISSION_OWNERS: &[&str] = &[
+    CONTROLLER_ACTION_BLOCKED_BY_SCP,
+    CONTROLLER_PERMISSION_MISSING,
+    CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
+    NODECLASS_PASSROLE_DENIED,
+];
+
+impl Cause {
+    /// Links a finding about this cause to the checks that own it.
+    pub fn link(&self, finding: Finding) -> Finding {
+        finding.owned_by_checks(self.owners)
+    }
+}
+
+/// Links a symptom finding to the checks that own its causes (see `Finding::owned_by`). When
+/// those are the checks that simulate the controller's permissions, a run where they all
+/// pass says that AWS denied what the simulation allows, instead of sending the user to them.
+pub trait OwnedBy {
+    fn owned_by_checks(self, owners: &[&str]) -> Self;
+}
+
+impl OwnedBy for Finding {
+    fn owned_by_checks(self, owners: &[&str]) -> Finding {
+        let finding = self.owned_by(owners.iter());
+        if !owners.is_empty() && owners.iter().all(|o| PERMISSION_OWNERS.contains(o)) {
+            finding.hint_if_owners_pass(DENIED_BUT_SIMULATION_ALLOWS)
+        } else {
+            finding
+        }
     }
 }
 

@@ -17,7 +17,7 @@ declare_check! {
         title: "no action the controller needs is blocked by an organization SCP",
         category: Identity,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
         run: controller_action_blocked_by_scp,
     }
 }

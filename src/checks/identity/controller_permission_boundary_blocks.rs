@@ -16,7 +16,7 @@ declare_check! {
         title: "the controller role's permissions boundary allows what the controller needs",
         category: Identity,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
         run: controller_permission_boundary_blocks,
     }
 }

@@ -2,6 +2,7 @@
 //! that owns it, so a log full of one repeated error reads as one finding with a next step.
 
 use crate::check::prelude::*;
+use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::controller::{controller, log_groups};
 
 declare_check! {
@@ -51,6 +52,7 @@ async fn controller_log_errors(cx: &CheckCx) -> CheckResult {
                     "see {} for the cause and its fix",
                     p.owners.join(", ")
                 ))
+                .owned_by_checks(p.owners)
                 .fix(logs.clone()),
             ),
             None if unknown < MAX_UNKNOWN => {

@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use crate::check::prelude::*;
+use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::CONTROLLER_UNSCHEDULABLE;
 use crate::model::{ControllerDeployment, object_ref};
 
@@ -146,7 +147,8 @@ async fn explain_crash(cx: &CheckCx, pod: &Pod, container: &str, f: Finding) -> 
         Some(p) => f
             .evidence("cause", p.summary)
             .evidence("ownedBy", p.owners.join(", "))
-            .hint(format!("{}: see {}", p.summary, p.owners.join(", "))),
+            .hint(format!("{}: see {}", p.summary, p.owners.join(", ")))
+            .owned_by_checks(p.owners),
         None => f,
     }
 }

@@ -5,7 +5,6 @@ use crate::check::prelude::*;
 use crate::checks::common::caller::principal_arn;
 use crate::checks::common::controller::{configured_queue, set_queue_command};
 use crate::checks::common::spot::allows_spot;
-use crate::facts::ContextEntry;
 use crate::iam::simulation::{Attribution, attribute};
 
 declare_check! {
@@ -72,20 +71,9 @@ async fn handling_disabled(cx: &CheckCx) -> CheckResult {
 async fn blocked_by_scp(cx: &CheckCx) -> Result<Vec<String>, FactError> {
     let caller = cx.caller_identity().await?;
     let principal = principal_arn(cx, &caller.arn).await?;
-    let region = cx.target().region.unwrap_or_default();
     let actions: Vec<String> = SETUP.iter().map(|a| a.to_string()).collect();
-    let rows = cx
-        .simulate(
-            &principal,
-            &actions,
-            &[],
-            &[ContextEntry {
-                key: "aws:RequestedRegion".to_string(),
-                kind: "string".to_string(),
-                values: vec![region],
-            }],
-        )
-        .await?;
+    // The region each action is sent to is added where every simulation is built.
+    let rows = cx.simulate(&principal, &actions, &[], &[]).await?;
     let mut blocked: Vec<String> = rows
         .iter()
         .filter(|r| attribute(r) == Attribution::Scp)

@@ -7,6 +7,9 @@ use crate::check::prelude::*;
 use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::controller::{configured_queue, set_queue_command};
 use crate::checks::common::grants;
+use crate::checks::common::codes::{
+    CONTROLLER_ACTION_BLOCKED_BY_SCP, CONTROLLER_PERMISSION_BOUNDARY_BLOCKS, CONTROLLER_PERMISSION_MISSING,
+};
 use crate::iam::simulation::{Attribution, attribute};
 
 declare_check! {
@@ -93,24 +96,40 @@ async fn queue_missing(cx: &CheckCx) -> CheckResult {
     if denied.is_empty() {
         return Ok(Vec::new());
     }
-    let scp = denied.iter().any(|(_, a)| *a == Attribution::Scp);
     let names: Vec<String> = denied.iter().map(|(a, _)| a.clone()).collect();
-    Ok(vec![
+    let only = |what: Attribution| denied.iter().all(|(_, a)| *a == what);
+    let finding = |why: &str| {
         Finding::new(
-            object,
+            object.clone(),
             format!(
-                "the controller role {} may not {} on the queue{}: interruption messages are never read",
+                "the controller role {} may not {} on the queue{why}: interruption messages are never read",
                 role.name,
                 names.join(", "),
-                if scp { " (an organization SCP denies it)" } else { "" }
             ),
         )
         .evidence("queueArn", found.arn.clone())
-        .evidence("denied", names)
-        .hint("attach the reference Interruption policy (sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:DeleteMessage on the queue ARN) to the controller role")
-        .fix(format!(
-            "aws iam put-role-policy --role-name {} --policy-name KarpenterInterruption --policy-document '{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\",\"Action\":[\"sqs:DeleteMessage\",\"sqs:GetQueueUrl\",\"sqs:ReceiveMessage\"],\"Resource\":\"{}\"}}]}}'",
-            role.name, found.arn
-        )),
-    ])
+        .evidence("denied", names.clone())
+    };
+    // A guardrail is not fixed by granting more: an SCP or a boundary denial goes to its
+    // owner check (KD2101, KD2103 report the same statement with the workaround), and only a
+    // missing grant gets the policy to attach.
+    let f = if only(Attribution::Scp) {
+        finding(" (an organization SCP denies it)")
+            .hint(format!("the SCP owners must allow these actions on the queue, or run without an interruption queue: see {CONTROLLER_ACTION_BLOCKED_BY_SCP}"))
+            .owned_by([CONTROLLER_ACTION_BLOCKED_BY_SCP])
+    } else if only(Attribution::Boundary) {
+        finding(" (the role's permissions boundary denies it)")
+            .hint(format!("allow these actions on the queue in the permissions boundary: see {CONTROLLER_PERMISSION_BOUNDARY_BLOCKS}"))
+            .owned_by([CONTROLLER_PERMISSION_BOUNDARY_BLOCKS])
+    } else {
+        let scp = denied.iter().any(|(_, a)| *a == Attribution::Scp);
+        finding(if scp { " (an organization SCP denies some of it)" } else { "" })
+            .hint("attach the reference Interruption policy (sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:DeleteMessage on the queue ARN) to the controller role")
+            .fix(format!(
+                "aws iam put-role-policy --role-name {} --policy-name KarpenterInterruption --policy-document '{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\",\"Action\":[\"sqs:DeleteMessage\",\"sqs:GetQueueUrl\",\"sqs:ReceiveMessage\"],\"Resource\":\"{}\"}}]}}'",
+                role.name, found.arn
+            ))
+            .owned_by([CONTROLLER_PERMISSION_MISSING])
+    };
+    Ok(vec![f])
 }

@@ -32,7 +32,7 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
             continue;
         };
         let cause = launch_cause(&c.reason, &c.message);
-        findings.push(
+        findings.push(cause.link(
             Finding::new(
                 object(claim),
                 format!("has not launched ({}): {}", c.describe(), cause.summary),
@@ -47,7 +47,7 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
                 "kubectl describe nodeclaim {}",
                 claim.metadata.name.as_deref().unwrap_or_default()
             )),
-        );
+        ));
     }
     // Launch failures recorded only as events (the NodeClaims are gone), grouped by cause.
     let events = cx.events("NodeClaim", None).await?;
@@ -73,7 +73,7 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
         }
     }
     for (summary, (cause, count, latest, names)) in by_cause {
-        findings.push(
+        findings.push(cause.link(
             Finding::new(
                 "NodeClaims",
                 format!("{count} recent launch failure(s): {summary}"),
@@ -84,7 +84,7 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
             .evidence("ownedBy", cause.owners.join(", "))
             .hint(owner_hint(cause.owners))
             .fix("kubectl get events -A --field-selector involvedObject.kind=NodeClaim --sort-by=.lastTimestamp"),
-        );
+        ));
     }
     Ok(findings)
 }

@@ -3,6 +3,7 @@
 //! the cause is almost always node authentication (aws-auth, access entries) or the volume key.
 
 use crate::check::prelude::*;
+use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
     ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, CONTROLLER_SETTINGS_MISMATCH,
     NODE_ROLE_NOT_MAPPED, NODECLASS_EBS_KMS_UNUSABLE,
@@ -58,6 +59,7 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
                 .evidence("providerID", instance)
                 .evidence("since", c.last_transition_time.clone().unwrap_or_default())
                 .hint(format!("the instance runs but the API server refuses or never hears from its kubelet: see {}", OWNERS.join(", ")))
+                .owned_by_checks(OWNERS)
                 .fix(format!("kubectl describe nodeclaim {}", claim.metadata.name.as_deref().unwrap_or_default()))
                 .fix(format!(
                     "aws ec2 get-console-output --instance-id {} --latest --output text",

@@ -3,9 +3,10 @@
 //! stuck Unknown means the controller cannot finish discovery (permissions, network).
 
 use crate::check::prelude::*;
+use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
     CONTROLLER_ACTION_BLOCKED_BY_SCP, CONTROLLER_NOT_RUNNING,
-    CONTROLLER_PERMISSION_BOUNDARY_BLOCKS, NODECLASS_AMI_UNRESOLVABLE,
+    CONTROLLER_PERMISSION_BOUNDARY_BLOCKS, CONTROLLER_PERMISSION_MISSING, NODECLASS_AMI_UNRESOLVABLE,
     NODECLASS_INSTANCE_PROFILE_INVALID, NODECLASS_NODE_ROLE_INVALID, NODECLASS_PASSROLE_DENIED,
     NODECLASS_SECURITY_GROUPS_UNRESOLVED, NODECLASS_SUBNETS_UNRESOLVED,
 };
@@ -51,6 +52,23 @@ fn owner(sub_condition: &str) -> Option<String> {
     })
 }
 
+/// The checks whose failures explain a bad sub-condition (what `owner` names in words).
+fn owner_codes(sub_condition: &str) -> &'static [&'static str] {
+    match sub_condition {
+        "SubnetsReady" => &[NODECLASS_SUBNETS_UNRESOLVED],
+        "SecurityGroupsReady" => &[NODECLASS_SECURITY_GROUPS_UNRESOLVED],
+        "AMIsReady" => &[NODECLASS_AMI_UNRESOLVABLE],
+        "InstanceProfileReady" => &[NODECLASS_INSTANCE_PROFILE_INVALID, NODECLASS_NODE_ROLE_INVALID],
+        "ValidationSucceeded" => &[
+            NODECLASS_PASSROLE_DENIED,
+            CONTROLLER_ACTION_BLOCKED_BY_SCP,
+            CONTROLLER_PERMISSION_MISSING,
+            CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
+        ],
+        _ => &[],
+    }
+}
+
 /// How long a condition may stay Unknown before it counts as stuck: discovery takes seconds.
 const STUCK_MINUTES: i64 = 10;
 
@@ -92,7 +110,10 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
             ),
             (Some(r), None) => format!("is not Ready ({} {}): {}", r.status, r.reason, r.message),
         };
-        let mut f = Finding::new(object(nc), message).evidence("conditions", described);
+        let codes: Vec<&str> = bad.iter().flat_map(|c| owner_codes(&c.type_)).copied().collect();
+        let mut f = Finding::new(object(nc), message)
+            .evidence("conditions", described)
+            .owned_by_checks(&codes);
         if let Some(r) = ready {
             f = f.evidence("Ready", format!("{} {}: {}", r.status, r.reason, r.message));
         }

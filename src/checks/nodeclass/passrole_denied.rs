@@ -2,10 +2,12 @@
 //! `iam:PassRole` on that exact role (path included) for `ec2.amazonaws.com`. Without it
 //! every launch fails with UnauthorizedOperation and instance profiles cannot take the role.
 //! The simulation is the one KD2101–KD2103 already run; this check names the NodeClass.
+//! A class with `spec.instanceProfile` is judged on the profile's role: EC2 checks PassRole
+//! on the role inside whichever profile the launch names.
 
 use crate::check::prelude::*;
 use crate::checks::common::grants;
-use crate::checks::common::nodeclass::{node_role_arn, object};
+use crate::checks::common::nodeclass::{NodeRoleSource, node_role_arn, node_role_source, object};
 use crate::iam::simulation::Attribution;
 
 declare_check! {
@@ -63,13 +65,27 @@ async fn passrole_denied(cx: &CheckCx) -> CheckResult {
             "Resource": role,
             "Condition": {"StringEquals": {"iam:PassedToService": g.vars.get("ec2ServicePrincipal").cloned().unwrap_or_else(|| "ec2.amazonaws.com".to_string())}},
         });
+        // A class with spec.instanceProfile passes the role inside that profile: say which
+        // profile, since the role appears nowhere in the class.
+        let profile = match node_role_source(nc) {
+            NodeRoleSource::InstanceProfile(p) => Some(p),
+            _ => None,
+        };
+        let via = profile
+            .as_ref()
+            .map(|p| format!(" (the role of spec.instanceProfile {p})"))
+            .unwrap_or_default();
         let mut f = Finding::new(
             object(nc),
-            format!("the controller may not iam:PassRole the node role {role}: denied by {who}; launches fail with UnauthorizedOperation"),
+            format!("the controller may not iam:PassRole the node role {role}{via}: denied by {who}; launches fail with UnauthorizedOperation"),
         )
         .evidence("controllerRole", g.role.arn.clone())
         .evidence("nodeRole", role.clone())
-        .evidence("decision", format!("{:?}", d.row.decision))
+        .evidence("decision", format!("{:?}", d.row.decision));
+        if let Some(p) = profile {
+            f = f.evidence("instanceProfile", p);
+        }
+        f = f
         .hint(hint);
         if d.attribution == Attribution::NotGranted {
             f = f

@@ -3,6 +3,7 @@
 //! NodeRegistrationHealthy (v1.4+) keeps the reason of the last failed launch or join.
 
 use crate::check::prelude::*;
+use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
     ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, NODE_ROLE_NOT_MAPPED, NODECLAIM_NOT_REGISTERED,
     NODECLASS_NOT_READY, NODEPOOL_NODECLASSREF_INVALID,
@@ -52,9 +53,11 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
             conditions
         };
         for c in shown {
-            let owners = owners(c);
+            let codes = owners(c);
+            let owners = codes.join(", ");
             findings.push(
                 Finding::new(pool.object(), format!("is not healthy: {}", c.describe()))
+                    .owned_by_checks(codes)
                     .evidence("condition", c.describe())
                     .evidence("since", c.last_transition_time.clone().unwrap_or_default())
                     .evidence("ownedBy", owners.clone())
@@ -71,7 +74,7 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
 }
 
 /// The checks that find the cause of a bad NodePool condition.
-fn owners(c: &Condition) -> String {
+fn owners(c: &Condition) -> &'static [&'static str] {
     let owners: &[&str] = match (c.type_.as_str(), c.reason.as_str()) {
         ("NodeClassReady", "NodeClassNotFound") => &[NODEPOOL_NODECLASSREF_INVALID],
         ("NodeClassReady", _) => &[NODECLASS_NOT_READY],
@@ -85,5 +88,5 @@ fn owners(c: &Condition) -> String {
         ("ValidationSucceeded", _) => &[],
         _ => &[NODECLASS_NOT_READY, NODEPOOL_NODECLASSREF_INVALID],
     };
-    owners.join(", ")
+    owners
 }
