@@ -358,7 +358,40 @@ async fn fleet_runs_check_every_target_with_its_own_context_and_profile() {
     assert_eq!(failing(&report), expected(OUTDATED).0);
     assert_eq!(out.status.code(), Some(expected(OUTDATED).1));
 
-    // 5. `-o prometheus --pushgateway`: one exposition for the fleet that promtool accepts,
+    // 5. Clusters reached with the same credentials in the same region share their AWS
+    //    answers (the same request at the same moment): two such clusters in one run make
+    //    fewer AWS requests than the two alone, and judge exactly as they do alone.
+    let aws_calls = |report: &serde_json::Value| -> u64 {
+        report["stats"]["apiCalls"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(service, _)| *service != "kubernetes")
+            .map(|(_, n)| n.as_u64().unwrap())
+            .sum()
+    };
+    let kc = fleet.kubeconfig("pair.kubeconfig", &[HEALTHY, BROKEN]);
+    let alone: Vec<serde_json::Value> = [HEALTHY, BROKEN]
+        .iter()
+        .map(|c| parse(&fleet.run(&kc, &["--context", c, "-o", "json", "-v"])))
+        .collect();
+    let pair = parse(&fleet.run(&kc, &["--all-contexts", "-o", "json", "-v"]));
+    let together: u64 = pair["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(aws_calls)
+        .sum();
+    let separately: u64 = alone.iter().map(aws_calls).sum();
+    assert!(
+        together < separately,
+        "shared AWS answers: {together} requests together, {separately} separately"
+    );
+    for (i, report) in alone.iter().enumerate() {
+        assert_eq!(failing(&pair["reports"][i]), failing(report));
+    }
+
+    // 6. `-o prometheus --pushgateway`: one exposition for the fleet that promtool accepts,
     //    and one Pushgateway group per cluster holding exactly that cluster's series. Both
     //    fixtures are named `demo` and the dead one has no name: each is labelled with its
     //    context instead, so no two clusters share a series or a group.

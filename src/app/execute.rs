@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::target::{karpenter_namespace, merge, resolve_target, self_check, within};
 use super::{DEMO_BUNDLE, RunOutput, Source};
 use crate::backend::Backend;
-use crate::backend::live::{Live, LiveOptions, kubeconfig};
+use crate::backend::live::{Live, LiveOptions, SharedReads, kubeconfig};
 use crate::backend::recorded::Recorded;
 use crate::bundle::Bundle;
 use crate::check::CheckInfo;
@@ -130,8 +130,9 @@ async fn open(
             "demo",
         ),
         Source::Replay(bundle) => (*bundle, "replay"),
-        Source::Live => {
-            let mut opened = open_live(target_args, args, deadline, log, flag_hints).await?;
+        Source::Live(shared) => {
+            let mut opened =
+                open_live(target_args, args, deadline, log, flag_hints, shared).await?;
             opened.recorded_at = now;
             return Ok(opened);
         }
@@ -154,6 +155,7 @@ async fn open_live(
     deadline: Instant,
     log: &ApiLog,
     flag_hints: Hints,
+    shared: Option<Arc<SharedReads>>,
 ) -> Result<Opened, Error> {
     let options = LiveOptions {
         kubeconfig: target_args.kubeconfig.clone(),
@@ -163,6 +165,7 @@ async fn open_live(
         region: target_args.region.clone(),
         request_timeout: args.check_timeout.min(args.timeout),
         kube_optional: target_args.pre_install,
+        shared,
     };
     // Read once: the backend and the history store build their clients from it.
     let kube = kubeconfig::load(&options).await?;

@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 use super::{
     Source, color, execute, exit_code, print, push_group, record_history, selected_checks,
 };
-use crate::backend::live::kubeconfig;
+use crate::backend::live::{SharedReads, kubeconfig};
 use crate::check::CheckInfo;
 use crate::cli::{CheckArgs, FleetArgs, Output, ReportArgs, TargetArgs};
 use crate::error::Error;
@@ -184,6 +184,7 @@ pub(super) async fn run(specs: Vec<Spec>, args: CheckArgs) -> Result<u8, Error> 
     let report = Arc::new(report);
     let progress = progress_bar(specs.len(), &report);
     let limit = Arc::new(Semaphore::new(usize::from(fleet.parallel.max(1))));
+    let shared = Arc::new(SharedReads::default());
     let handles: Vec<_> = specs
         .iter()
         .map(|spec| {
@@ -192,11 +193,12 @@ pub(super) async fn run(specs: Vec<Spec>, args: CheckArgs) -> Result<u8, Error> 
                 Arc::clone(&checks),
                 Arc::clone(&report),
             );
-            let (limit, progress) = (Arc::clone(&limit), progress.clone());
+            let (limit, progress, shared) =
+                (Arc::clone(&limit), progress.clone(), Arc::clone(&shared));
             tokio::spawn(async move {
                 // The semaphore is never closed; were it, the target would run unbounded.
                 let _permit = limit.acquire_owned().await.ok();
-                let outcome = run_target(&args, &report, &checks).await;
+                let outcome = run_target(&args, &report, &checks, shared).await;
                 if let Some(bar) = &progress {
                     bar.set_message(args.context.first().cloned().unwrap_or_default());
                     bar.inc(1);
@@ -260,8 +262,9 @@ async fn run_target(
     target: &TargetArgs,
     args: &ReportArgs,
     checks: &[&'static CheckInfo],
+    shared: Arc<SharedReads>,
 ) -> Result<crate::report::Report, Error> {
-    let mut out = execute(Source::Live, target, args, checks).await?;
+    let mut out = execute(Source::Live(Some(shared)), target, args, checks).await?;
     if let Some(store) = &out.history {
         record_history(store, &mut out.report).await;
     }

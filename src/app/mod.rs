@@ -63,7 +63,7 @@ async fn check(args: CheckArgs) -> Result<u8, Error> {
 async fn check_one(target: TargetArgs, report: &ReportArgs) -> Result<u8, Error> {
     let source = match &target.replay {
         Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
-        None => Source::Live,
+        None => Source::Live(None),
     };
     run_checks(source, &target, report).await
 }
@@ -90,7 +90,7 @@ async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
                         .to_string(),
                 });
             }
-            Source::Live
+            Source::Live(None)
         }
     };
     let target = TargetArgs {
@@ -102,7 +102,9 @@ async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
 }
 
 pub enum Source {
-    Live,
+    /// The cluster of the current target, through the live backend; within a fleet run, with
+    /// the AWS answers the fleet's targets share.
+    Live(Option<Arc<crate::backend::live::SharedReads>>),
     Replay(Box<Bundle<Stored>>),
     Demo,
 }
@@ -150,7 +152,7 @@ fn color(arg: ColorArg) -> bool {
 
 async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> Result<u8, Error> {
     let checks = selected_checks(args)?;
-    if args.history.is_some() && !matches!(source, Source::Live) {
+    if args.history.is_some() && !matches!(source, Source::Live(_)) {
         return Err(Error::Usage {
             message: "--history needs a live run (not --replay or demo)".to_string(),
         });

@@ -199,7 +199,17 @@ impl Cluster {
                 c.version = value.clone();
                 continue;
             }
-            c.served.insert(resource);
+            // A list is served at the version of its objects: a fact recorded from the
+            // v1beta1 API (a cluster whose CRDs serve only v1beta1) serves only that version.
+            let versions: BTreeSet<ResourceKey> = match value {
+                Value::Array(items) => items.iter().filter_map(resource_of).collect(),
+                _ => BTreeSet::new(),
+            };
+            if versions.is_empty() {
+                c.served.insert(resource);
+            } else {
+                c.served.extend(versions);
+            }
             match value {
                 Value::Array(items) => c.objects.extend(items.iter().cloned()),
                 Value::Object(_) => c.objects.push(value.clone()),

@@ -57,9 +57,26 @@ pub(super) async fn pods(
     ))
 }
 
-/// Every object of a resource, as one array.
-pub(super) async fn list_all(kube: &Client, resource: &KubeResource) -> Result<Value, FactError> {
-    Ok(Value::Array(list(kube, resource, None, None).await?))
+/// Every object of a Karpenter resource at the first of `versions` the cluster serves: v1,
+/// else v1beta1 (Karpenter 0.37, or a 1.x controller whose CRDs were not upgraded yet). The
+/// fields the checks read are the same in both; a check that cannot judge a v1beta1 object
+/// says so itself. `NotInstalled` names the newest version when none is served.
+pub(super) async fn list_served(
+    kube: &Client,
+    versions: &[KubeResource],
+) -> Result<Value, FactError> {
+    let mut first_missing = None;
+    for resource in versions {
+        match list(kube, resource, None, None).await {
+            Err(e @ FactError::NotInstalled { .. }) => {
+                first_missing.get_or_insert(e);
+            }
+            other => return other.map(Value::Array),
+        }
+    }
+    Err(first_missing.unwrap_or_else(|| FactError::NotInstalled {
+        what: "the resource".to_string(),
+    }))
 }
 
 /// A SelfSubjectAccessReview: may karpdoctor's own identity do `verb` on `resource`?
@@ -377,3 +394,15 @@ pub const MUTATING_WEBHOOKS: KubeResource = v1(
 pub const NODEPOOLS: KubeResource = v1("karpenter.sh", "NodePool", "nodepools");
 pub const NODECLAIMS: KubeResource = v1("karpenter.sh", "NodeClaim", "nodeclaims");
 pub const EC2NODECLASSES: KubeResource = v1("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses");
+
+const fn v1beta1(resource: KubeResource) -> KubeResource {
+    KubeResource {
+        version: "v1beta1",
+        ..resource
+    }
+}
+
+/// The Karpenter resources in the order they are tried: what a mid-upgrade cluster serves.
+pub const NODEPOOLS_SERVED: [KubeResource; 2] = [NODEPOOLS, v1beta1(NODEPOOLS)];
+pub const NODECLAIMS_SERVED: [KubeResource; 2] = [NODECLAIMS, v1beta1(NODECLAIMS)];
+pub const EC2NODECLASSES_SERVED: [KubeResource; 2] = [EC2NODECLASSES, v1beta1(EC2NODECLASSES)];

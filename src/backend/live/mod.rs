@@ -49,6 +49,36 @@ pub struct LiveOptions {
     /// Run without a Kubernetes API when no kubeconfig can be read (`pre-install`): kube
     /// facts then fail as unreachable instead of the run failing to start.
     pub kube_optional: bool,
+    /// The AWS answers the targets of one fleet run share (see [`SharedReads`]).
+    pub shared: Option<Arc<SharedReads>>,
+}
+
+/// AWS answers shared by the targets of one fleet run. Targets that call the same AWS API with
+/// the same credentials (the same profile, or the default chain) in the same region send the
+/// same request at the same moment, so they get the same answer: the first target to ask
+/// fetches it, the others wait for it. Clusters in one account and region then parse the
+/// instance type catalogue, the subnets and the simulations once instead of once each.
+/// Kubernetes reads are never shared: each target is its own cluster.
+#[derive(Default)]
+pub struct SharedReads {
+    cells: Mutex<HashMap<SharedKey, Arc<OnceCell<Result<Value, FactError>>>>>,
+}
+
+/// The profile (`None`: the default chain), the region and the fact.
+type SharedKey = (Option<String>, String, FactKey);
+
+impl std::fmt::Debug for SharedReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.cells.lock().map_or(0, |c| c.len());
+        write!(f, "SharedReads({n} answers)")
+    }
+}
+
+impl SharedReads {
+    fn cell(&self, key: SharedKey) -> Arc<OnceCell<Result<Value, FactError>>> {
+        let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(cells.entry(key).or_default())
+    }
 }
 
 /// What the kube side learned while connecting: shown in the header and used as hints.
@@ -110,8 +140,8 @@ pub struct Live {
     limits: Mutex<HashMap<ApiService, Arc<Semaphore>>>,
     pub kube_target: KubeTarget,
     options: LiveOptions,
-    /// Set by [`Live::connect_aws`] once the run's region is known.
-    aws: OnceCell<AwsClients>,
+    /// Set by [`Live::connect_aws`] once the run's region is known, with that region.
+    aws: OnceCell<(String, AwsClients)>,
     log: ApiLog,
 }
 
@@ -148,7 +178,10 @@ impl Live {
 
     /// The AWS clients; absent until the run's region is known.
     fn aws(&self) -> Result<&AwsClients, FactError> {
-        self.aws.get().ok_or_else(errors::no_aws_region)
+        self.aws
+            .get()
+            .map(|(_, clients)| clients)
+            .ok_or_else(errors::no_aws_region)
     }
 
     pub fn api_log(&self) -> &ApiLog {
@@ -185,14 +218,31 @@ impl Live {
                 let guard = AwsGuard {
                     log: self.log.clone(),
                 };
-                AwsClients::new(&loader.load().await, &guard)
+                (
+                    region.to_string(),
+                    AwsClients::new(&loader.load().await, &guard),
+                )
             })
             .await;
     }
 
-    /// Fetches one fact, within its service's concurrency limit.
+    /// Fetches one fact, within its service's concurrency limit; an AWS fact another target
+    /// of the same fleet already asked for in the same way is that target's answer.
     pub async fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
         let service = key.kind().service();
+        if let (Some(shared), Some((region, _))) = (&self.options.shared, self.aws.get())
+            && service != ApiService::Kubernetes
+        {
+            let cell = shared.cell((self.options.profile.clone(), region.clone(), key.clone()));
+            return cell
+                .get_or_init(|| self.fetch_limited(service, key))
+                .await
+                .clone();
+        }
+        self.fetch_limited(service, key).await
+    }
+
+    async fn fetch_limited(&self, service: ApiService, key: &FactKey) -> Result<Value, FactError> {
         let limit = {
             let mut limits = self.limits.lock().unwrap_or_else(|p| p.into_inner());
             Arc::clone(
@@ -210,7 +260,10 @@ impl Live {
     /// inline would make this future as large as its largest arm, which once overflowed a
     /// debug build's task stack.
     async fn fetch_unbounded(&self, key: &FactKey) -> Result<Value, FactError> {
-        use kube::{CRDS, EC2NODECLASSES, NODECLAIMS, NODEPOOLS, NODES, SERVICEACCOUNTS, SERVICES};
+        use kube::{
+            CRDS, EC2NODECLASSES_SERVED, NODECLAIMS_SERVED, NODEPOOLS_SERVED, NODES,
+            SERVICEACCOUNTS, SERVICES,
+        };
         let (k, aws) = (|| self.kube(), || self.aws());
         let fetch: BoxFuture<'_, Result<Value, FactError>> = match key {
             FactKey::KubeVersion => kube::version(k()?).boxed(),
@@ -222,9 +275,9 @@ impl Live {
                 label_selector,
             } => kube::pods(k()?, namespace, label_selector).boxed(),
             FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name).boxed(),
-            FactKey::NodePools => kube::list_all(k()?, &NODEPOOLS).boxed(),
-            FactKey::Ec2NodeClasses => kube::list_all(k()?, &EC2NODECLASSES).boxed(),
-            FactKey::NodeClaims => kube::list_all(k()?, &NODECLAIMS).boxed(),
+            FactKey::NodePools => kube::list_served(k()?, &NODEPOOLS_SERVED).boxed(),
+            FactKey::Ec2NodeClasses => kube::list_served(k()?, &EC2NODECLASSES_SERVED).boxed(),
+            FactKey::NodeClaims => kube::list_served(k()?, &NODECLAIMS_SERVED).boxed(),
             FactKey::ServiceAccount { namespace, name } => {
                 kube::get_object(k()?, &SERVICEACCOUNTS, Some(namespace), name).boxed()
             }
