@@ -61,11 +61,14 @@ pub struct LiveOptions {
 /// Kubernetes reads are never shared: each target is its own cluster.
 #[derive(Default)]
 pub struct SharedReads {
-    cells: Mutex<HashMap<SharedKey, Arc<OnceCell<Result<Value, FactError>>>>>,
+    cells: Mutex<HashMap<SharedKey, Arc<SharedAnswer>>>,
 }
 
 /// The profile (`None`: the default chain), the region and the fact.
 type SharedKey = (Option<String>, String, FactKey);
+
+/// One answer, fetched by the first target that asks.
+type SharedAnswer = OnceCell<Result<Value, FactError>>;
 
 impl std::fmt::Debug for SharedReads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -75,7 +78,7 @@ impl std::fmt::Debug for SharedReads {
 }
 
 impl SharedReads {
-    fn cell(&self, key: SharedKey) -> Arc<OnceCell<Result<Value, FactError>>> {
+    fn cell(&self, key: SharedKey) -> Arc<SharedAnswer> {
         let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
         Arc::clone(cells.entry(key).or_default())
     }
