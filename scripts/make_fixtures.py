@@ -97,6 +97,22 @@ def nodeclass(name="default"):
         "securityGroups":[{"id":"sg-0123456789abcdef0","name":"eks-cluster-sg-demo"}],
         "amis":[{"id":"ami-0a1b2c3d4e5f60718","name":"amazon-eks-node-al2023-x86_64-standard-1.33-v20261101","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}],
         "instanceProfile":"demo_1234567890123456789"}}
+def as_v1beta1(obj):
+    """The object as Karpenter 0.37 (v1beta1) keeps it: nodeClassRef with apiVersion, expiry under
+    disruption, no NodePool conditions; an EC2NodeClass on its family's default AMIs (no
+    amiSelectorTerms) with only the Ready condition."""
+    o=json.loads(json.dumps(obj))
+    o["apiVersion"]=o["apiVersion"].split("/")[0]+"/v1beta1"
+    if o["kind"]=="NodePool":
+        sp=o["spec"]["template"]["spec"]
+        ref=sp.get("nodeClassRef")
+        if ref: sp["nodeClassRef"]={"apiVersion":"karpenter.k8s.aws/v1beta1","kind":"EC2NodeClass","name":ref["name"]}
+        o["spec"]["disruption"]={"consolidationPolicy":"WhenUnderutilized","expireAfter":sp.pop("expireAfter","720h")}
+        o["status"]={"resources":o["status"].get("resources",{})}
+    if o["kind"]=="EC2NodeClass":
+        o["spec"]["amiFamily"]="AL2023"; o["spec"].pop("amiSelectorTerms",None)
+        o["status"]["conditions"]=[c for c in o["status"]["conditions"] if c["type"]=="Ready"]
+    return o
 # ---- EC2, SSM, node IAM and node-join facts shared by the scenarios ---------------------------
 VPC="vpc-0a1b2c3d4e5f60718"; OTHER_VPC="vpc-0f9e8d7c6b5a49382"
 import ipaddress, hashlib
@@ -163,7 +179,11 @@ def derive_ssm(b):
     if not isinstance(ncs,list) or not cl: return
     minor=".".join(cl["version"].split(".")[:2]); paths=set()
     for nc in ncs:
-        for t in nc["spec"].get("amiSelectorTerms",[]):
+        terms=nc["spec"].get("amiSelectorTerms",[])
+        # A v1beta1 class without terms uses its family's default AMIs (the @latest alias's paths).
+        if not terms and nc.get("apiVersion","").endswith("/v1beta1") and nc["spec"].get("amiFamily","").lower() in ("al2023","bottlerocket"):
+            terms=[{"alias":nc["spec"]["amiFamily"].lower()+"@latest"}]
+        for t in terms:
             if "alias" in t: paths.update(alias_paths(t["alias"], minor))
             if "ssmParameter" in t: paths.add(t["ssmParameter"])
     if not paths: return
@@ -347,8 +367,11 @@ write("controller-missing", bundle("CRDs and NodePools exist but no controller D
 v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
 nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
 nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
-write("crds-v1beta1", bundle("The controller was upgraded to 1.8.1 but the CRDs were left at v1beta1 (Helm does not upgrade CRDs): the v1 APIs are not served.",
-      crds=v1beta1, nps=nf, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4002","KD4003","KD4004","KD4005"]+NODECLASS)
+# The NodePool and EC2NodeClass are still the v1beta1 objects 0.37 wrote: karpdoctor reads them
+# from the API the cluster serves and judges them (NodePools have no conditions in v1beta1, so
+# KD4005 has nothing to judge).
+write("crds-v1beta1", bundle("The controller was upgraded to 1.8.1 but the CRDs were left at v1beta1 (Helm does not upgrade CRDs): the v1 APIs are not served, and the NodePool and EC2NodeClass are still the v1beta1 objects 0.37 made.",
+      crds=v1beta1, nps=[as_v1beta1(nodepool())], ncs=[as_v1beta1(nodeclass())]), ["KD1002"], skipped=["KD4005"])
 missing_crd = {n: crd(n,g,k,p) for n,g,k,p in CRDS}; missing_crd["ec2nodeclasses.karpenter.k8s.aws"]=None
 write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4003"]+NODECLASS)
 write("nodeclassref-invalid", bundle("Two NodePools that Karpenter ignores: one names an EC2NodeClass that does not exist, one still has a v1beta1-style reference without group and kind.",
@@ -543,6 +566,17 @@ for e in b["facts"]:
     if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
 write("node-role-missing-from-aws-auth", b, ["KD5001","KD6002"])
+
+# Mid-upgrade (issue: a check that can judge from what the cluster serves never skips): the
+# CRDs still serve only v1beta1, and the node role is missing from aws-auth. The node-join
+# checks read the v1beta1 EC2NodeClass's spec.role, the same field as in v1.
+b=bundle("Mid-upgrade: the controller runs 1.8.1 but the CRDs still serve only v1beta1 (the objects are 0.37's), and in this CONFIG_MAP cluster aws-auth maps only the node group's role: Karpenter's node role was never added, so its nodes cannot join.",
+    crds=v1beta1, nps=[as_v1beta1(nodepool())], ncs=[as_v1beta1(nodeclass())],
+    overrides=[fact("awsAuth", aws_auth(maproles_entry(MNG_ROLE_ARN)))])
+for e in b["facts"]:
+    if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
+b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
+write("upgrade-in-progress-node-role-unmapped", b, ["KD1002","KD5001"], skipped=["KD4005"])
 
 # (3) Spot on Graviton in an account that never launched Spot.
 spot_pool=nodepool(arch=("arm64",))

@@ -221,13 +221,36 @@ impl AmiTerm {
     }
 }
 
-pub fn ami_terms(nc: &Ec2NodeClass) -> Vec<AmiTerm> {
-    let items = nc
+/// `spec.amiSelectorTerms` as Karpenter applies them. A v1beta1 class may leave them out:
+/// Karpenter then uses its family's default AMIs, read from the same SSM parameters as the
+/// `<family>@latest` alias of v1, which is what this returns for it. For a family without such
+/// an alias (Ubuntu: Canonical's parameters) it stays empty, and the AMI checks do not judge it.
+pub fn ami_selector_terms(nc: &Ec2NodeClass) -> Vec<Value> {
+    let terms = nc
         .spec
         .get("amiSelectorTerms")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    if !terms.is_empty() || !nc.is_v1beta1() {
+        return terms;
+    }
+    let family = nc
+        .spec
+        .get("amiFamily")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match family.as_str() {
+        "al2" | "al2023" | "bottlerocket" | "windows2019" | "windows2022" => {
+            vec![serde_json::json!({ "alias": format!("{family}@latest") })]
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub fn ami_terms(nc: &Ec2NodeClass) -> Vec<AmiTerm> {
+    let items = ami_selector_terms(nc);
     items
         .iter()
         .filter_map(|item| {

@@ -287,6 +287,9 @@ impl Status {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClassRef {
+    /// v1beta1's form of the group (`karpenter.k8s.aws/v1beta1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
     pub group: Option<String>,
     pub kind: Option<String>,
     pub name: Option<String>,
@@ -322,16 +325,22 @@ pub struct NodePoolSpec {
     pub limits: BTreeMap<String, Value>,
 }
 
-/// `karpenter.sh/v1` NodePool (partial).
+/// `karpenter.sh/v1` NodePool (partial), or v1beta1 where the cluster serves only that.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodePool {
+    pub api_version: String,
     pub metadata: ObjectMeta,
     pub spec: NodePoolSpec,
     pub status: Status,
 }
 
 impl NodePool {
+    /// Read from the v1beta1 API (Karpenter before 1.0, or CRDs not yet upgraded): some
+    /// fields differ, and its status has no conditions.
+    pub fn is_v1beta1(&self) -> bool {
+        self.api_version.ends_with("/v1beta1")
+    }
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
     }
@@ -340,25 +349,33 @@ impl NodePool {
     }
 }
 
-/// `karpenter.k8s.aws/v1` EC2NodeClass (partial; the spec grows with the checks that read it).
+/// `karpenter.k8s.aws/v1` EC2NodeClass (partial; the spec grows with the checks that read it),
+/// or v1beta1 where the cluster serves only that.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Ec2NodeClass {
+    pub api_version: String,
     pub metadata: ObjectMeta,
     pub spec: BTreeMap<String, Value>,
     pub status: Status,
 }
 
 impl Ec2NodeClass {
+    /// Read from the v1beta1 API: `amiSelectorTerms` may be empty (the family's default
+    /// AMIs), and the status has at most a `Ready` condition (none before 0.37).
+    pub fn is_v1beta1(&self) -> bool {
+        self.api_version.ends_with("/v1beta1")
+    }
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
     }
 }
 
-/// `karpenter.sh/v1` NodeClaim (partial).
+/// `karpenter.sh/v1` NodeClaim (partial), or v1beta1.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaim {
+    pub api_version: String,
     pub metadata: ObjectMeta,
     pub spec: BTreeMap<String, Value>,
     pub status: Status,

@@ -304,12 +304,8 @@ fn nodeclass_input(
         arches.extend(["amd64", "arm64"]);
     }
     let arches: Vec<&str> = arches.into_iter().collect();
-    let terms = nc
-        .spec
-        .get("amiSelectorTerms")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    // A v1beta1 class without terms reads its family's default AMIs from SSM too.
+    let terms = crate::ec2::ami_selector_terms(nc);
     let mut ssm = BTreeSet::new();
     let mut uses_alias = false;
     for t in &terms {

@@ -85,6 +85,12 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
             Some("InsufficientCapacityError")
         } else if m.contains("belong to different networks") {
             Some("SecurityGroupSubnetVPCMismatch")
+        } else if m.contains("instance profile hasn't resolved")
+            || m.contains("resolving cluster cidr")
+        {
+            // Karpenter 0.37 marks the NodeClaim LaunchFailed while its EC2NodeClass is not
+            // ready; 1.x deletes the NodeClaim instead.
+            Some("NodeClassNotReady")
         } else {
             None
         }

@@ -11,7 +11,7 @@ use crate::checks::common::codes::{
     NODECLASS_SECURITY_GROUPS_UNRESOLVED, NODECLASS_SUBNETS_UNRESOLVED,
 };
 use crate::checks::common::nodeclass::object;
-use crate::model::Condition;
+use crate::model::{Condition, Ec2NodeClass};
 
 declare_check! {
     pub static NODECLASS_NOT_READY = {
@@ -75,8 +75,16 @@ const STUCK_MINUTES: i64 = 10;
 async fn not_ready(cx: &CheckCx) -> CheckResult {
     let classes = cx.ec2_nodeclasses().await?;
     let now = cx.now();
+    // Before Karpenter 0.37 a (v1beta1) EC2NodeClass status had no conditions at all: such a
+    // class cannot be judged here, and "not reconciled" would be false.
+    let judged = |nc: &&Ec2NodeClass| !(nc.is_v1beta1() && nc.status.conditions.is_empty());
+    if !classes.is_empty() && !classes.iter().any(|nc| judged(&nc)) {
+        return Err(FactError::NotInstalled {
+            what: "EC2NodeClass status conditions (Karpenter 0.37 and later; these v1beta1 classes have none)".to_string(),
+        });
+    }
     let mut findings = Vec::new();
-    for nc in classes.iter() {
+    for nc in classes.iter().filter(judged) {
         let conditions = &nc.status.conditions;
         let stuck = |c: &Condition| c.status == "Unknown" && c.held_longer_than(now, STUCK_MINUTES);
         let bad: Vec<&Condition> = conditions

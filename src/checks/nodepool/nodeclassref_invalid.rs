@@ -26,25 +26,40 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
             findings.push(
                 Finding::new(pool.object(), "spec.template.spec.nodeClassRef is missing")
                     .hint("set nodeClassRef to {group: karpenter.k8s.aws, kind: EC2NodeClass, name: <class>}")
-                    .fix(patch(pool.name(), known.first().copied().unwrap_or("default"))),
+                    .fix(patch(
+                        pool.name(),
+                        known.first().copied().unwrap_or("default"),
+                        pool.is_v1beta1(),
+                    )),
             );
             continue;
         };
         let mut problems = Vec::new();
-        match r.group.as_deref() {
-            None | Some("") => {
+        // v1beta1 requires only the name: the class is looked up by name, and a missing
+        // apiVersion or kind means the provider's own (its conversion to v1 does the same).
+        let v1beta1 = pool.is_v1beta1();
+        let group = if v1beta1 {
+            r.api_version
+                .as_deref()
+                .map(|v| v.split('/').next().unwrap_or(v))
+        } else {
+            r.group.as_deref()
+        };
+        let field = if v1beta1 { "apiVersion" } else { "group" };
+        match group {
+            None | Some("") if !v1beta1 => {
                 problems.push("nodeClassRef.group is missing (required since v1)".to_string())
             }
-            Some(AWS_GROUP) => {}
+            None | Some("") | Some(AWS_GROUP) => {}
             Some(other) => problems.push(format!(
-                "nodeClassRef.group is \"{other}\", not \"{AWS_GROUP}\""
+                "nodeClassRef.{field} names the group \"{other}\", not \"{AWS_GROUP}\""
             )),
         }
         match r.kind.as_deref() {
-            None | Some("") => {
+            None | Some("") if !v1beta1 => {
                 problems.push("nodeClassRef.kind is missing (required since v1)".to_string())
             }
-            Some("EC2NodeClass") => {}
+            None | Some("") | Some("EC2NodeClass") => {}
             Some(other) => problems.push(format!(
                 "nodeClassRef.kind is \"{other}\", not \"EC2NodeClass\""
             )),
@@ -78,14 +93,22 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
                 .fix(patch(
                     pool.name(),
                     if target.is_empty() { "default" } else { target },
+                    v1beta1,
                 )),
         );
     }
     Ok(findings)
 }
 
-fn patch(pool: &str, class: &str) -> String {
+/// The patch that points the NodePool at `class`, in the form its API version takes
+/// (v1beta1 has no `group` field: the API server would prune or reject it).
+fn patch(pool: &str, class: &str, v1beta1: bool) -> String {
+    let group = if v1beta1 {
+        format!("\"apiVersion\":\"{AWS_GROUP}/v1beta1\"")
+    } else {
+        format!("\"group\":\"{AWS_GROUP}\"")
+    };
     format!(
-        "kubectl patch nodepool {pool} --type merge -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"nodeClassRef\":{{\"group\":\"{AWS_GROUP}\",\"kind\":\"EC2NodeClass\",\"name\":\"{class}\"}}}}}}}}}}'"
+        "kubectl patch nodepool {pool} --type merge -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"nodeClassRef\":{{{group},\"kind\":\"EC2NodeClass\",\"name\":\"{class}\"}}}}}}}}}}'"
     )
 }

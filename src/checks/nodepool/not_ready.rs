@@ -29,8 +29,14 @@ const STUCK_MINUTES: i64 = 10;
 async fn not_ready(cx: &CheckCx) -> CheckResult {
     let pools = cx.nodepools().await?;
     let now = cx.now();
+    // v1beta1 NodePools have no status conditions: nothing to judge, which is not a pass.
+    if !pools.is_empty() && pools.iter().all(|p| p.is_v1beta1()) {
+        return Err(FactError::NotInstalled {
+            what: "the karpenter.sh/v1 NodePool API, whose status conditions this check reads (the cluster serves v1beta1, which has none),".to_string(),
+        });
+    }
     let mut findings = Vec::new();
-    for pool in pools.iter() {
+    for pool in pools.iter().filter(|p| !p.is_v1beta1()) {
         let bad = |c: &&Condition| {
             c.status == "False"
                 // NodeRegistrationHealthy stays Unknown until the first launch: not a failure.
