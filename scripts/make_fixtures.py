@@ -753,6 +753,16 @@ arm_t3["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arch",
 nc=nodeclass(); nc["status"]["amis"].append({"id":"ami-0b2c3d4e5f6071829","name":"amazon-eks-node-al2023-arm64-standard-1.33-v20261101","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]})
 write("nodepool-arm64-t3", bundle("A NodePool asks for arm64 and the t3 family: t3 is x86-only (the arm64 burstable family is t4g), so no instance type can ever be launched.", nps=[arm_t3], ncs=[nc]), ["KD4003"])
 
+# minValues (launch flexibility): four families listed and at least four asked for, but the
+# category requirement drops t3; three families are left, so with MIN_VALUES_POLICY Strict (the
+# default) Karpenter launches nothing from the NodePool.
+flex=nodepool()
+flex["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]},
+    {"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]},
+    {"key":"karpenter.k8s.aws/instance-category","operator":"In","values":["c","m","r"]},
+    {"key":"karpenter.k8s.aws/instance-family","operator":"In","values":["c5","m5","r5","t3"],"minValues":4}]
+write("nodepool-min-values-unmet", bundle("A NodePool lists four instance families and asks for at least four (minValues: 4, for launch flexibility), but its instance-category requirement (c, m, r) excludes t3: three families are left, so Karpenter, with the default MIN_VALUES_POLICY Strict, launches nothing from it.", nps=[flex]), ["KD4003"])
+
 # (5) Logs full of the pricing AccessDenied warning and nothing else wrong.
 PRICING=logline("ERROR","Reconciler error",controller="providers.pricing",error="updating pricing, retreiving on-demand pricing data, operation error Pricing: GetProducts, https response error StatusCode: 400, RequestID: 0d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d, api error AccessDeniedException: User: arn:aws:sts::111122223333:assumed-role/KarpenterController-demo/1700000000000000000 is not authorized to perform: pricing:GetProducts with an explicit deny in a service control policy")
 write("pricing-access-denied-noise", bundle("A training account's region allow-list SCP denies pricing:GetProducts (served from us-east-1): the controller logs AccessDenied every few minutes and works anyway with its built-in prices.",

@@ -97,6 +97,18 @@ pub struct Narrowing {
     pub steps: Vec<Step>,
     /// Up to a few instance types that survive every step.
     pub survivors: Vec<String>,
+    /// Requirements whose `minValues` the surviving types cannot meet.
+    pub min_values_short: Vec<MinValuesShort>,
+}
+
+/// A key whose requirements ask for at least `min` distinct values among the instance types
+/// a NodePool can launch, and the values those types actually have (each allowed by every
+/// requirement on the key, as Karpenter counts them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MinValuesShort {
+    pub key: String,
+    pub min: i64,
+    pub values: Vec<String>,
 }
 
 impl Narrowing {
@@ -166,6 +178,12 @@ pub fn narrow(
             left: left.len(),
         });
     }
+    let min_values_short = if left.is_empty() {
+        // An empty set is its own finding; minValues cannot add to it.
+        Vec::new()
+    } else {
+        min_values_short(&left, requirements)
+    };
     Narrowing {
         steps,
         survivors: left
@@ -173,7 +191,47 @@ pub fn narrow(
             .take(5)
             .map(|(t, _)| t.instance_type.clone())
             .collect(),
+        min_values_short,
     }
+}
+
+/// The keys whose `minValues` the surviving types fall short of. Several requirements on one
+/// key with `minValues` ask for the largest; a key karpdoctor does not model is not judged.
+fn min_values_short(
+    left: &[(&InstanceType, &BTreeSet<String>)],
+    requirements: &[Requirement],
+) -> Vec<MinValuesShort> {
+    let mut wanted: BTreeMap<&str, i64> = BTreeMap::new();
+    for r in requirements {
+        if let Some(n) = r.min_values {
+            let min = wanted.entry(r.key.as_str()).or_insert(n);
+            *min = (*min).max(n);
+        }
+    }
+    let mut short = Vec::new();
+    for (key, min) in wanted {
+        let on_key: Vec<&Requirement> = requirements.iter().filter(|r| r.key == key).collect();
+        let mut values = BTreeSet::new();
+        let mut modelled = true;
+        for (t, zones) in left {
+            let Some(have) = label_values(t, zones, key) else {
+                modelled = false;
+                break;
+            };
+            values.extend(
+                have.into_iter()
+                    .filter(|v| on_key.iter().all(|r| meets(std::slice::from_ref(v), r))),
+            );
+        }
+        if modelled && (values.len() as i64) < min {
+            short.push(MinValuesShort {
+                key: key.to_string(),
+                min,
+                values: values.into_iter().collect(),
+            });
+        }
+    }
+    short
 }
 
 #[cfg(test)]
@@ -238,6 +296,58 @@ mod tests {
             n.emptied_by().map(|s| s.what.as_str()),
             Some("karpenter.k8s.aws/instance-family In [t3]")
         );
+    }
+
+    #[test]
+    fn min_values_counts_distinct_allowed_values_of_the_survivors() {
+        let types = [
+            it("m5.large", "x86_64", 2),
+            it("m5.xlarge", "x86_64", 4),
+            it("c5.large", "x86_64", 2),
+            it("r5.large", "x86_64", 2),
+        ];
+        let zones: BTreeSet<String> = ["us-west-2a".to_string(), "us-west-2b".to_string()].into();
+        let with_min = |key: &str, op: &str, values: &[&str], n: i64| Requirement {
+            min_values: Some(n),
+            ..req(key, op, values)
+        };
+        let run = |reqs: &[Requirement]| {
+            narrow(
+                &types,
+                &offered(&types, &["us-west-2a", "us-west-2b"]),
+                &zones,
+                reqs,
+                &BTreeSet::new(),
+            )
+        };
+        // Three families survive: minValues 3 holds, 4 does not.
+        let family = "karpenter.k8s.aws/instance-family";
+        assert!(
+            run(&[with_min(family, "Exists", &[], 3)])
+                .min_values_short
+                .is_empty()
+        );
+        let n = run(&[with_min(family, "Exists", &[], 4)]);
+        assert_eq!(
+            n.min_values_short,
+            [MinValuesShort {
+                key: family.into(),
+                min: 4,
+                values: vec!["c5".into(), "m5".into(), "r5".into()],
+            }]
+        );
+        // Values a requirement on the key excludes do not count (zones are multi-valued).
+        let zone = "topology.kubernetes.io/zone";
+        let n = run(&[with_min(zone, "In", &["us-west-2a", "us-west-2c"], 2)]);
+        assert_eq!(n.min_values_short[0].values, ["us-west-2a"]);
+        // The largest minValues on a key applies; a key karpdoctor does not model is not judged.
+        let n = run(&[
+            with_min(family, "Exists", &[], 2),
+            with_min(family, "NotIn", &["x1"], 5),
+            with_min("example.com/team", "Exists", &[], 9),
+        ]);
+        assert_eq!(n.min_values_short.len(), 1);
+        assert_eq!(n.min_values_short[0].min, 5);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::check::prelude::*;
-use crate::model::Ec2NodeClass;
-use crate::requirements::narrow;
+use crate::model::{ControllerDeployment, Ec2NodeClass, NodePool};
+use crate::requirements::{MinValuesShort, narrow};
 
 declare_check! {
     pub static NODEPOOL_REQUIREMENTS_UNSATISFIABLE = {
@@ -17,7 +17,7 @@ declare_check! {
         title: "every NodePool's requirements match an instance type offered in its subnets' zones",
         category: Nodepool,
         severity: Error,
-        needs: [NodePools, Ec2NodeClasses, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        needs: [NodePools, Ec2NodeClasses, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
         run: requirements_unsatisfiable,
     }
 }
@@ -55,6 +55,9 @@ async fn requirements_unsatisfiable(cx: &CheckCx) -> CheckResult {
         let requirements = &pool.spec.template.spec.requirements;
         let narrowing = narrow(types, offerings, &zones, requirements, &ami_arches(nc));
         let Some(culprit) = narrowing.emptied_by() else {
+            for short in &narrowing.min_values_short {
+                findings.push(min_values_finding(cx, pool, short).await?);
+            }
             continue;
         };
         // Only the AMIs' architecture left nothing: KD3004 owns a NodePool without an AMI for
@@ -89,6 +92,56 @@ async fn requirements_unsatisfiable(cx: &CheckCx) -> CheckResult {
         );
     }
     Ok(findings)
+}
+
+/// A requirement's `minValues` that the launchable types cannot meet. With the default
+/// `MIN_VALUES_POLICY=Strict` (and always before Karpenter 1.6, which added the setting)
+/// Karpenter does not launch from the NodePool; with `BestEffort` it relaxes the minimum, so
+/// launches are less diverse than asked (a warning).
+async fn min_values_finding(
+    cx: &CheckCx,
+    pool: &NodePool,
+    short: &MinValuesShort,
+) -> Result<Finding, FactError> {
+    let policy = cx.controller().await?.and_then(|(deployments, i)| {
+        ControllerDeployment::new(&deployments[i])
+            .env("MIN_VALUES_POLICY")
+            .map(str::to_string)
+    });
+    let best_effort = policy.as_deref() == Some("BestEffort");
+    let effect = if best_effort {
+        "MIN_VALUES_POLICY is BestEffort, so Karpenter relaxes the minimum and launches from fewer choices than asked"
+    } else {
+        "Karpenter does not launch from this NodePool (MIN_VALUES_POLICY Strict, the default): pods wait or fall to another NodePool"
+    };
+    let finding = Finding::new(
+        pool.object(),
+        format!(
+            "{} asks for at least {} distinct values (minValues) but the instance types it can launch have {}: {effect}",
+            short.key,
+            short.min,
+            short.values.len()
+        ),
+    )
+    .severity(if best_effort {
+        Severity::Warning
+    } else {
+        Severity::Error
+    })
+    .evidence("key", short.key.clone())
+    .evidence("minValues", short.min)
+    .evidence("values", short.values.clone())
+    .evidence("minValuesPolicy", policy.unwrap_or_else(|| "Strict (default)".to_string()))
+    .hint(format!(
+        "lower minValues on {} to at most {}, or widen the NodePool's other requirements so more values qualify",
+        short.key,
+        short.values.len()
+    ))
+    .fix(format!(
+        "kubectl get nodepool {} -o jsonpath='{{.spec.template.spec.requirements}}'",
+        pool.name()
+    ));
+    Ok(finding)
 }
 
 /// Zones of the EC2NodeClass's resolved subnets.
