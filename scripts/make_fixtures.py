@@ -626,6 +626,20 @@ b=bundle("The controller role's policy lacks the AllowPassingInstanceRole statem
 b["emulator"]={"rolePolicies":[{"role":CTRL,"name":"karpenter-controller","reference":{"version":"1.8.1","omit":["AllowPassingInstanceRole"]}}]}
 write("passrole-not-granted", b, ["KD2102","KD3007"])
 
+# Accounts that forbid attaching AWS managed policies give the node role a copy of what they
+# grant as its own (inline) policy: nothing is missing, and KD3005 must not say otherwise.
+NODE_ACTIONS=["ec2:DescribeInstances","ec2:DescribeInstanceTypes","ec2:DescribeRouteTables","ec2:DescribeSecurityGroups","ec2:DescribeSubnets",
+  "ec2:DescribeVolumes","ec2:DescribeVolumesModifications","ec2:DescribeVpcs","eks:DescribeCluster","eks-auth:AssumeRoleForPodIdentity",
+  "ecr:GetAuthorizationToken","ecr:BatchGetImage","ecr:GetDownloadUrlForLayer",
+  "ec2:AssignPrivateIpAddresses","ec2:AttachNetworkInterface","ec2:CreateNetworkInterface","ec2:DeleteNetworkInterface","ec2:DescribeTags",
+  "ec2:DescribeNetworkInterfaces","ec2:DetachNetworkInterface","ec2:ModifyNetworkInterfaceAttribute","ec2:UnassignPrivateIpAddresses",
+  "ssm:UpdateInstanceInformation","ssmmessages:CreateControlChannel","ssmmessages:CreateDataChannel","ssmmessages:OpenControlChannel","ssmmessages:OpenDataChannel"]
+b=bundle("The account forbids attaching AWS managed policies, so the node role carries its own inline policy granting everything the EKS node, ECR pull, VPC CNI and SSM managed policies grant: no managed policy is attached and none is missing.",
+    overrides=[fact({"iamAttachedRolePolicies":{"role":"KarpenterNodeRole-demo"}}, [])])
+b["emulator"]={**default_emulator(b)}
+b["emulator"]["rolePolicies"]=b["emulator"]["rolePolicies"]+[{"role":"KarpenterNodeRole-demo","name":"eks-node","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":NODE_ACTIONS,"Resource":"*"}]}}]
+write("node-role-inline-policies", b, [])
+
 # awslabs/cdk-eks-blueprints#1061: spec.instanceProfile names a profile made outside Karpenter,
 # and the controller policy lets it pass only the Karpenter node role; every launch is denied
 # iam:PassRole on the profile's role. Here the profile holds the managed node group's role

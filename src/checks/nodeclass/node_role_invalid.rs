@@ -10,6 +10,7 @@ use crate::checks::common::nodeclass::{NodeRoleSource, node_role_source, object}
 use crate::checks::common::wiring::IRSA_ANNOTATION;
 use crate::facts::{AttachedPolicy, IamRole};
 use crate::iam::policy::PolicyDocument;
+use crate::iam::simulation::{Attribution, attribute};
 use crate::model::Ec2NodeClass;
 
 declare_check! {
@@ -19,7 +20,7 @@ declare_check! {
         title: "every EC2NodeClass's node role exists, trusts EC2, is not the controller's role and carries the EKS node policies",
         category: Nodeclass,
         severity: Error,
-        needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, IamAttachedRolePolicies, ServiceAccount, PodIdentityAssociations, ControllerDeployments, Pods],
+        needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, IamAttachedRolePolicies, ServiceAccount, PodIdentityAssociations, ControllerDeployments, Pods, Simulation],
         run: node_role_invalid,
     }
 }
@@ -100,7 +101,17 @@ async fn node_role_invalid(cx: &CheckCx) -> CheckResult {
             continue;
         };
         let attached = cx.attached_role_policies(&role.name).await?;
-        findings.extend(judge_role(nc, &role, &via, &attached, &expected));
+        let (missing, ssm_missing) = missing_policies(&attached, expected.cni_has_own_identity);
+        let granted = granted_otherwise(cx, &role, &missing, ssm_missing).await?;
+        let missing: Vec<&str> = missing.into_iter().filter(|p| !granted.contains(p)).collect();
+        let ssm_missing = ssm_missing && !granted.contains(&SSM_POLICY);
+        findings.extend(
+            judge_role(nc, &role, &via, &attached, (missing, ssm_missing), &expected)
+                .map(|f| match granted.is_empty() {
+                    true => f,
+                    false => f.evidence("grantedWithoutTheManagedPolicy", granted.clone()),
+                }),
+        );
     }
     Ok(findings)
 }
@@ -111,6 +122,7 @@ fn judge_role(
     role: &IamRole,
     via: &str,
     attached: &[AttachedPolicy],
+    (missing, ssm_missing): (Vec<&'static str>, bool),
     expected: &Expected,
 ) -> Option<Finding> {
     let ec2_principal = expected.ec2_principal;
@@ -129,7 +141,6 @@ fn judge_role(
     if !trusts_ec2 {
         problems.push(format!("its trust policy does not let {ec2_principal} assume it (sts:AssumeRole): instances get no credentials"));
     }
-    let (missing, ssm_missing) = missing_policies(attached, expected.cni_has_own_identity);
     if !missing.is_empty() {
         problems.push(format!(
             "it lacks {}{}",
@@ -183,6 +194,92 @@ fn judge_role(
     Some(f)
 }
 
+const SSM_POLICY: &str = "AmazonSSMManagedInstanceCore";
+
+/// What each node managed policy grants (its actions, from AWS's managed policy reference):
+/// a role that lacks the policy by name but may do all of these, through inline or customer
+/// managed policies, has what the policy gives.
+fn policy_actions(policy: &str) -> &'static [&'static str] {
+    match policy {
+        "AmazonEKSWorkerNodePolicy" => &[
+            "ec2:DescribeInstances",
+            "ec2:DescribeInstanceTypes",
+            "ec2:DescribeRouteTables",
+            "ec2:DescribeSecurityGroups",
+            "ec2:DescribeSubnets",
+            "ec2:DescribeVolumes",
+            "ec2:DescribeVolumesModifications",
+            "ec2:DescribeVpcs",
+            "eks:DescribeCluster",
+            "eks-auth:AssumeRoleForPodIdentity",
+        ],
+        "AmazonEC2ContainerRegistryPullOnly" => &[
+            "ecr:GetAuthorizationToken",
+            "ecr:BatchGetImage",
+            "ecr:GetDownloadUrlForLayer",
+        ],
+        "AmazonEKS_CNI_Policy" => &[
+            "ec2:AssignPrivateIpAddresses",
+            "ec2:AttachNetworkInterface",
+            "ec2:CreateNetworkInterface",
+            "ec2:DeleteNetworkInterface",
+            "ec2:DescribeInstances",
+            "ec2:DescribeTags",
+            "ec2:DescribeNetworkInterfaces",
+            "ec2:DescribeInstanceTypes",
+            "ec2:DescribeSubnets",
+            "ec2:DetachNetworkInterface",
+            "ec2:ModifyNetworkInterfaceAttribute",
+            "ec2:UnassignPrivateIpAddresses",
+        ],
+        SSM_POLICY => &[
+            "ssm:UpdateInstanceInformation",
+            "ssmmessages:CreateControlChannel",
+            "ssmmessages:CreateDataChannel",
+            "ssmmessages:OpenControlChannel",
+            "ssmmessages:OpenDataChannel",
+        ],
+        _ => &[],
+    }
+}
+
+/// The managed policies the role lacks by name whose actions it may all perform anyway
+/// (inline or customer managed policies), by one simulation of the node role. Only asked when
+/// a policy is missing, so a role with the managed policies costs nothing. Resources are `*`:
+/// a copy scoped to specific ECR repositories reads as not granted, which is what the name
+/// check said before.
+async fn granted_otherwise(
+    cx: &CheckCx,
+    role: &IamRole,
+    missing: &[&'static str],
+    ssm_missing: bool,
+) -> Result<Vec<&'static str>, FactError> {
+    let mut policies: Vec<&'static str> = missing.to_vec();
+    if ssm_missing {
+        policies.push(SSM_POLICY);
+    }
+    if policies.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut actions: Vec<String> = policies
+        .iter()
+        .flat_map(|p| policy_actions(p).iter().map(|a| a.to_string()))
+        .collect();
+    actions.sort();
+    actions.dedup();
+    let rows = cx.simulate(&role.arn, &actions, &[], &[]).await?;
+    let allowed = |action: &str| {
+        rows.iter()
+            .filter(|r| r.action.eq_ignore_ascii_case(action))
+            .all(|r| attribute(r) == Attribution::Allowed)
+            && rows.iter().any(|r| r.action.eq_ignore_ascii_case(action))
+    };
+    Ok(policies
+        .into_iter()
+        .filter(|p| policy_actions(p).iter().all(|a| allowed(a)))
+        .collect())
+}
+
 /// The EKS node managed policies the role lacks, and whether it lacks the SSM one (only a
 /// warning: nodes work without it).
 fn missing_policies(
@@ -209,7 +306,7 @@ fn missing_policies(
     if !cni_has_own_identity && !has(&["AmazonEKS_CNI_Policy"]) {
         missing.push("AmazonEKS_CNI_Policy");
     }
-    (missing, !has(&["AmazonSSMManagedInstanceCore"]))
+    (missing, !has(&[SSM_POLICY]))
 }
 
 /// Whether the node role can do without `AmazonEKS_CNI_Policy`: the VPC CNI
