@@ -665,6 +665,16 @@ b=bundle("The organization's SCP denies ec2:RunInstances unless an AWS service m
 b["emulator"]={**default_emulator(b), "scps":[{"name":"run-instances-via-services","document":VIA_SCP}]}
 write("validation-denied-simulation-allows", b, ["KD3008"])
 
+# aws/karpenter-provider-aws#7370: the controller logs "UnauthorizedOperation ... ec2:RunInstances
+# ... with an explicit deny in a service control policy" while nodes keep launching, and every
+# simulation of its policy allows the action (here the SCP of #8190, which a simulation without
+# aws:ViaAWSService cannot trigger). KD1009 reports the log line and says the simulation allows it.
+DENIED_LINE=logline("ERROR","Reconciler error",controller="nodeclaim.lifecycle",error="launching nodeclaim, creating instance, with fleet error(s), UnauthorizedOperation: You are not authorized to perform this operation. User: arn:aws:sts::111122223333:assumed-role/KarpenterController-demo/1731429849551905269 is not authorized to perform: ec2:RunInstances on resource: arn:aws:ec2:us-west-2:111122223333:instance/* with an explicit deny in a service control policy. Encoded authorization failure message: g4oZPBqZ4Bni8dE5dGjxYTnOZ")
+b=bundle("The controller logs UnauthorizedOperation on ec2:RunInstances \"with an explicit deny in a service control policy\" (as in aws/karpenter-provider-aws#7370) while every simulation of its policy allows the launch: the denial comes from what a simulation cannot see (here an SCP that allows RunInstances only through AWS services).",
+    logs={n:HEALTHY_LOG+"\n".join([DENIED_LINE]*3)+"\n" for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")})
+b["emulator"]={**default_emulator(b), "scps":[{"name":"run-instances-via-services","document":VIA_SCP}]}
+write("log-denied-simulation-allows", b, ["KD1009"], exit_code=0)
+
 b=bundle("The EC2NodeClass selects two /26 subnets with 59 free addresses each: enough today, not for a scale-up with the VPC CNI's warm IPs (warning).",
     overrides=[fact("ec2Subnets", subnets(prefix=26))])
 write("subnets-nearly-full", b, ["KD3009"], exit_code=0)

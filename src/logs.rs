@@ -249,7 +249,9 @@ pub static PATTERNS: &[Pattern] = &[
     Pattern {
         id: "launch-denied",
         summary: "an AWS call of the controller is denied (identity policy, permissions boundary or SCP)",
-        owners: &["KD2101", "KD2102", "KD2103", "KD2104"],
+        // The checks that simulate what the controller may do (KD3007 for iam:PassRole). When
+        // they all pass, the denial is one a simulation cannot see, and the finding says so.
+        owners: &["KD2101", "KD2102", "KD2103", "KD3007"],
         benign: false,
         any: DENIED,
         also: &[],
