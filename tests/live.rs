@@ -509,7 +509,13 @@ fn mode_args(bundle: &serde_json::Value) -> Vec<&str> {
 async fn record_simulations() {
     let emulator = Emulator::start();
     let dir = scratch("record-simulations");
-    for name in fixture_names() {
+    // KARPDOCTOR_RECORD_ONLY=a,b re-records only those fixtures (a scenario being written).
+    let only = std::env::var("KARPDOCTOR_RECORD_ONLY").ok();
+    let wanted = |name: &str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|n| n.trim() == name))
+    };
+    for name in fixture_names().into_iter().filter(|n| wanted(n)) {
         let bundle = read_json(&fixture_bundle(&name));
         seed_aws(&emulator.url, &bundle).await;
         let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)

@@ -1114,10 +1114,47 @@ def _region_instance_types(region):
     return frozenset(o["InstanceType"] for o in offerings) if offerings else None
 
 
+# The instance types of a fixture's world. A scenario's bundle lists the instance types its
+# region offers (a few families); the test harness posts their names to
+# /karpmoto-api/instance-types after /moto-api/reset, so a live run sees the same catalogue as
+# the replay of that scenario (moto's data for those types, a region offering fewer of them).
+# Unset, every type moto knows for the region is offered.
+_catalogue = {"types": None}
+
+
+def _offered(region):
+    offered = _region_instance_types(region)
+    limit = _catalogue["types"]
+    if limit is None:
+        return offered
+    return limit if offered is None else offered & limit
+
+
+def _catalogue_route(call):
+    """POST /karpmoto-api/instance-types with a JSON list of names (or null) sets the
+    catalogue; /moto-api/reset clears it. Answers computed for the old catalogue are dropped."""
+
+    def wrapped(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path == "/karpmoto-api/instance-types" and environ.get("REQUEST_METHOD") == "POST":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            names = json.loads(environ["wsgi.input"].read(length) or b"null") if length else None
+            _catalogue["types"] = frozenset(names) if names is not None else None
+            _static_answers.clear()
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [b"{}"]
+        if path == "/moto-api/reset":
+            _catalogue["types"] = None
+            _static_answers.clear()
+        return call(self, environ, start_response)
+
+    return wrapped
+
+
 def backend_describe_instance_types(self, instance_types=None, filters=None):
     """AWS describes the instance types of the current region only (moto: every type it knows),
     and names a type the region lacks in InvalidInstanceType, as it does an unknown one."""
-    offered = _region_instance_types(self.region_name)
+    offered = _offered(self.region_name)
     if offered is not None and instance_types:
         missing = sorted(set(instance_types) - offered)
         if missing:
@@ -1159,6 +1196,11 @@ def describe_instance_types(self):
 
 def describe_instance_type_offerings(self):
     result = _original_ec2_describe_instance_type_offerings(self)
+    limit = _catalogue["types"]
+    if limit is not None:
+        result.result["InstanceTypeOfferings"] = [
+            o for o in result.result["InstanceTypeOfferings"] if o["InstanceType"] in limit
+        ]
     page, token = _ec2_page(self, result.result["InstanceTypeOfferings"], INSTANCE_TYPE_OFFERING_PAGE)
     result.result["InstanceTypeOfferings"] = page
     if token:
@@ -1324,6 +1366,7 @@ def install():
         DomainDispatcherApplication.__call__ = _profiled(DomainDispatcherApplication.__call__)
     if os.environ.get("KARPMOTO_REUSE_READS") == "1":
         DomainDispatcherApplication.__call__ = _reusing_reads(DomainDispatcherApplication.__call__)
+    DomainDispatcherApplication.__call__ = _catalogue_route(DomainDispatcherApplication.__call__)
     IamResponse.simulate_principal_policy = simulate_principal_policy
     IamResponse.simulate_custom_policy = simulate_custom_policy
     # moto derives the name from the service prefix ("AWSServiceRoleForspot").

@@ -1554,3 +1554,27 @@ def test_without_reuse_every_read_is_answered(tmp_path, account):
         sts.get_caller_identity()
         sts.get_caller_identity()
         assert [line.split("\t")[1] for line in profile.read_text().splitlines()] == ["GetCallerIdentity"] * 2
+
+
+def _post(endpoint, path, body):
+    request = urllib.request.Request(endpoint + path, data=body, method="POST")
+    with urllib.request.urlopen(request) as answer:
+        assert answer.status == 200
+
+
+def test_a_fixture_catalogue_limits_the_instance_types_until_reset(aws, endpoint):
+    ec2 = aws("ec2")
+    try:
+        _post(endpoint, "/karpmoto-api/instance-types", json.dumps(["m5.large", "c6g.xlarge", "no.such"]).encode())
+        types = {t["InstanceType"] for t in all_pages(ec2, "describe_instance_types", "InstanceTypes")}
+        assert types == {"m5.large", "c6g.xlarge"}
+        offered = all_pages(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings", LocationType="availability-zone")
+        assert {o["InstanceType"] for o in offered} == {"m5.large", "c6g.xlarge"}
+        assert len(offered) == 8  # both types, in each of the region's four zones
+        # A type outside the catalogue is one the region does not offer.
+        with pytest.raises(ClientError) as err:
+            ec2.describe_instance_types(InstanceTypes=["r5.large"])
+        assert_error(err, "InvalidInstanceType", 400)
+    finally:
+        _post(endpoint, "/moto-api/reset", b"")
+    assert len({o["InstanceType"] for o in all_pages(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings")}) > 1000

@@ -100,6 +100,27 @@ pub fn reset_emulator(url: &str) {
     assert!(answer.starts_with("HTTP/1.1 200"), "reset failed: {answer}");
 }
 
+/// Limits the emulator's instance types to those a fixture's region offers (its
+/// `ec2InstanceTypes` fact), so a live run judges the same catalogue as the replay.
+pub fn restrict_instance_types(url: &str, names: &[String]) {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://");
+    let body = serde_json::to_string(names).unwrap();
+    let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
+    write!(
+        stream,
+        "POST /karpmoto-api/instance-types HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "catalogue failed: {answer}"
+    );
+}
+
 /// SDK configuration for seeding the emulator (its default account's test credentials).
 pub async fn emulator_config(url: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
@@ -130,12 +151,22 @@ fn of<'a>(
 pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
     use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
     reset_emulator(url);
+    let facts = bundle["facts"].as_array().cloned().unwrap_or_default();
+    if let Some(types) = of(&facts, "ec2InstanceTypes")
+        .next()
+        .and_then(|f| f["value"].as_array())
+    {
+        let names: Vec<String> = types
+            .iter()
+            .filter_map(|t| t["instanceType"].as_str().map(str::to_string))
+            .collect();
+        restrict_instance_types(url, &names);
+    }
     let conf = emulator_config(url).await;
     let (eks, iam) = (
         aws_sdk_eks::Client::new(&conf),
         aws_sdk_iam::Client::new(&conf),
     );
-    let facts = bundle["facts"].as_array().cloned().unwrap_or_default();
     for f in of(&facts, "eksCluster") {
         let v = &f["value"];
         let mode = AuthenticationMode::from(
