@@ -889,3 +889,12 @@ b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"
 b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"] not in ("AWSServiceRoleForEC2Spot","PlatformAdmin")]
 b["emulator"]["rolePolicies"].append({"role":"PlatformAdmin","name":"admin","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}})
 write("interruption-handling-disabled", b, ["KD7003"], exit_code=0)
+
+# ---- The corpus: scenarios reconstructed from public threads and healthy installs of distinct
+# shapes, one file per area under scripts/corpus/. Each file is run with this script's helpers
+# in scope (bundle, write, fact, …), so a scenario reads the same as its neighbours here.
+CORPUS=os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus')
+for _f in sorted(os.listdir(CORPUS)) if os.path.isdir(CORPUS) else []:
+    if _f.endswith('.py'):
+        _p=os.path.join(CORPUS,_f)
+        exec(compile(open(_p).read(), _p, 'exec'), globals())

@@ -131,12 +131,16 @@ pub static PATTERNS: &[Pattern] = &[
     Pattern {
         id: "region-unknown",
         summary: "the controller cannot tell its AWS region",
-        owners: &["KD1004"],
+        // 0.3x on a node without instance metadata (Fargate) and no AWS_REGION panics with
+        // "failed to get region from metadata server"; Pod Identity (KD2005) injects no
+        // region there, IRSA's webhook does.
+        owners: &["KD1004", "KD2005"],
         benign: false,
         any: &[
             "unable to determine region",
             "missingregion",
             "could not find region",
+            "failed to get region from metadata",
         ],
         also: &[],
     },
@@ -251,7 +255,9 @@ pub static PATTERNS: &[Pattern] = &[
         summary: "an AWS call of the controller is denied (identity policy, permissions boundary or SCP)",
         // The checks that simulate what the controller may do (KD3007 for iam:PassRole). When
         // they all pass, the denial is one a simulation cannot see, and the finding says so.
-        owners: &["KD2101", "KD2102", "KD2103", "KD3007"],
+        // A controller without its own identity (KD2001, KD2006) is denied as the node role,
+        // and those checks then have no role to simulate: the missing identity is the cause.
+        owners: &["KD2101", "KD2102", "KD2103", "KD3007", "KD2001", "KD2006"],
         benign: false,
         any: DENIED,
         also: &[],

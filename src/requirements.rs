@@ -97,6 +97,8 @@ pub struct Narrowing {
     pub steps: Vec<Step>,
     /// Up to a few instance types that survive every step.
     pub survivors: Vec<String>,
+    /// Every instance type that survives, in the order they were given.
+    pub launchable: Vec<String>,
     /// Requirements whose `minValues` the surviving types cannot meet.
     pub min_values_short: Vec<MinValuesShort>,
 }
@@ -184,13 +186,11 @@ pub fn narrow(
     } else {
         min_values_short(&left, requirements)
     };
+    let launchable: Vec<String> = left.iter().map(|(t, _)| t.instance_type.clone()).collect();
     Narrowing {
         steps,
-        survivors: left
-            .iter()
-            .take(5)
-            .map(|(t, _)| t.instance_type.clone())
-            .collect(),
+        survivors: launchable.iter().take(5).cloned().collect(),
+        launchable,
         min_values_short,
     }
 }

@@ -187,6 +187,7 @@ impl Condition {
             "ArnEquals" => any(&|v| v == actual),
             "ArnNotEquals" => !any(&|v| v == actual),
             "Null" => any(&|v| v == "false"),
+            "Bool" => any(&|v| v.eq_ignore_ascii_case(actual)),
             _ => return None,
         })
     }

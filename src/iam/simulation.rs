@@ -69,8 +69,15 @@ pub fn normalise(results: &[RawResult]) -> Vec<Row> {
             rows.push(row(r, r, r.allowed_by_organizations));
         } else {
             for specific in &r.resource_specific {
-                // SCP decisions are reported on the action; boundary decisions may be on either.
-                rows.push(row(r, specific, r.allowed_by_organizations));
+                // SCP decisions are reported on the action, for all its resources at once; a
+                // resource the action is allowed on was not what the SCP denied (a guardrail on
+                // instance/* leaves the fleet/* and launch-template/* of the same call alone).
+                let org = if Decision::parse(&specific.decision) == Decision::Allowed {
+                    r.allowed_by_organizations.map(|_| true)
+                } else {
+                    r.allowed_by_organizations
+                };
+                rows.push(row(r, specific, org));
             }
         }
     }

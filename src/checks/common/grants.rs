@@ -10,15 +10,19 @@ use serde_json::Value;
 
 use super::cluster::{cluster_arn, minor};
 use super::codes::{CONTROLLER_CREDENTIALS_MISSING, IRSA_ROLE_INVALID};
+use super::launch_values::{
+    self as launch, LAUNCH_ACTIONS, LaunchResource, launch_values, type_sample,
+};
 use super::nodeclass::NodeRoleSource;
+use super::nodeclass::{ami_arches, subnet_zones};
 use super::wiring;
 use crate::arn::Arn;
 use crate::check::CheckCx;
-use crate::facts::{FactError, IamRole};
+use crate::facts::{ContextEntry, FactError, IamRole};
 use crate::iam::reference::{
     self, Coverage, InstallInput, NodeClassInput, Probe, Version, alias_parameter_paths,
 };
-use crate::iam::simulation::{Attribution, Row, attribute};
+use crate::iam::simulation::{Attribution, Decision, Row, attribute};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodePool};
 
 /// One denied (or allowed) action on one resource, with the reference statements behind it.
@@ -27,6 +31,31 @@ pub struct Decided {
     pub row: Row,
     pub attribution: Attribution,
     pub probe: usize,
+    /// Set when a guardrail denied a launch asked without the values a launch carries, and it
+    /// was asked again with this install's values ([`launch_values`]).
+    pub launch: Option<LaunchDecision>,
+}
+
+/// How a launch fared when asked with this install's values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchDecision {
+    /// `key=value` of the values the verdict rests on (the denied ones, else those allowed).
+    pub values: Vec<String>,
+    /// The EC2NodeClasses whose launches stay denied.
+    pub nodeclasses: Vec<String>,
+    /// Instance types denied while others the NodePools allow pass (a guardrail on
+    /// `ec2:InstanceType`): the launch is blocked only for these.
+    pub denied_types: Vec<String>,
+    pub allowed_types: Vec<String>,
+    /// EC2NodeClasses whose volumes are the AMI's own, so their volume values are unknown.
+    pub unknown_volumes: Vec<String>,
+}
+
+impl LaunchDecision {
+    /// Denied for some instance types only: the others launch.
+    pub fn partial(&self) -> bool {
+        !self.denied_types.is_empty() && !self.allowed_types.is_empty()
+    }
 }
 
 pub struct Grants {
@@ -214,9 +243,11 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
                 row,
                 attribution,
                 probe: i,
+                launch: None,
             });
         }
     }
+    let rows = with_launch_values(cx, &role.arn, &probes, rows, &nodeclasses, &nodepools).await?;
     Ok(Grants {
         role,
         controller_version,
@@ -225,6 +256,220 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         probes,
         rows,
     })
+}
+
+/// Launches an SCP or boundary denied are asked again with the values this install's launches
+/// carry (a guardrail on IMDS options, volumes or instance types uses keys a plain simulation
+/// lacks, and IAM applies its negated operator to them): per EC2NodeClass the request stands
+/// for, on `instance/*` its metadata options and market type, then, when still denied, one
+/// instance type per family its NodePools allow; on `volume/*` each distinct volume's type and
+/// encryption. Every other row is kept as it was. Healthy installs ask nothing more.
+async fn with_launch_values(
+    cx: &CheckCx,
+    role: &str,
+    probes: &[Probe],
+    rows: Vec<Decided>,
+    classes: &[Ec2NodeClass],
+    pools: &[NodePool],
+) -> Result<Vec<Decided>, FactError> {
+    let guarded = |d: &Decided| {
+        matches!(d.attribution, Attribution::Scp | Attribution::Boundary)
+            && LAUNCH_ACTIONS.contains(&d.row.action.as_str())
+            && LaunchResource::of(&d.row.resource).is_some()
+    };
+    // (probe, resource) → the actions denied there: one request asks for them all.
+    let mut groups: BTreeMap<(usize, String), BTreeSet<String>> = BTreeMap::new();
+    for d in rows.iter().filter(|d| guarded(d)) {
+        groups
+            .entry((d.probe, d.row.resource.clone()))
+            .or_default()
+            .insert(d.row.action.clone());
+    }
+    if groups.is_empty() {
+        return Ok(rows);
+    }
+    let mut types = None;
+    // (probe, resource, action) → how the launch fared.
+    let mut decided: BTreeMap<(usize, String, String), (Attribution, LaunchDecision)> =
+        BTreeMap::new();
+    for ((probe, resource), actions) in groups {
+        let p = &probes[probe];
+        let kind = LaunchResource::of(&resource).unwrap_or(LaunchResource::Instance);
+        let actions: Vec<String> = actions.into_iter().collect();
+        let mine = classes
+            .iter()
+            .filter(|c| p.nodeclasses.is_empty() || p.nodeclasses.iter().any(|n| n == c.name()));
+        // Per action: the worst attribution met and what it rests on.
+        let mut acc: BTreeMap<String, (Attribution, LaunchDecision)> = actions
+            .iter()
+            .map(|a| (a.clone(), (Attribution::Allowed, LaunchDecision::default())))
+            .collect();
+        for nc in mine {
+            let users = crate::ec2::pools_of(nc, pools);
+            let values = launch_values(nc, &users);
+            let sets = values.for_resource(kind);
+            if sets.is_empty() {
+                // The AMI's own volumes: nothing better to ask with; the denial stands.
+                for (a, (who, l)) in acc.iter_mut() {
+                    let original = rows
+                        .iter()
+                        .find(|d| {
+                            d.probe == probe && d.row.resource == resource && &d.row.action == a
+                        })
+                        .map_or(Attribution::Scp, |d| d.attribution);
+                    *who = original;
+                    l.nodeclasses.push(nc.name().to_string());
+                    l.unknown_volumes.push(nc.name().to_string());
+                }
+                continue;
+            }
+            for set in sets {
+                let context = merged(&p.context, &set);
+                let answer = cx
+                    .simulate(role, &actions, std::slice::from_ref(&resource), &context)
+                    .await?;
+                // Still denied on an instance: try the instance types the NodePools allow,
+                // one per family, in case the guardrail holds launches to some of them.
+                let mut tried: Vec<(String, Vec<Row>)> = Vec::new();
+                if kind == LaunchResource::Instance && answer.iter().any(|r| !allowed(r)) {
+                    let (t, o) = match &types {
+                        Some(read) => read,
+                        None => types.insert((
+                            cx.instance_types().await?,
+                            cx.instance_type_offerings().await?,
+                        )),
+                    };
+                    for it in launchable_sample(nc, &users, t, o) {
+                        let mut with_type = set.clone();
+                        with_type.push(launch::entry("ec2:InstanceType", "string", it.clone()));
+                        let context = merged(&p.context, &with_type);
+                        let rows = cx
+                            .simulate(role, &actions, std::slice::from_ref(&resource), &context)
+                            .await?;
+                        tried.push((it, rows));
+                    }
+                }
+                for row in &answer {
+                    let Some((who, l)) = acc.get_mut(&row.action) else {
+                        continue;
+                    };
+                    if allowed(row) {
+                        if *who == Attribution::Allowed {
+                            l.values = launch::describe(&set);
+                        }
+                        continue;
+                    }
+                    let with = |ok: bool| -> Vec<String> {
+                        tried
+                            .iter()
+                            .filter(|(_, rs)| {
+                                rs.iter()
+                                    .any(|r| r.action == row.action && allowed(r) == ok)
+                            })
+                            .map(|(t, _)| t.clone())
+                            .collect()
+                    };
+                    let (passed, denied) = (with(true), with(false));
+                    if !passed.is_empty() && denied.is_empty() {
+                        // Every type tried passes: the guardrail holds launches to types this
+                        // install keeps to.
+                        l.allowed_types.extend(passed);
+                        if *who == Attribution::Allowed {
+                            l.values = launch::describe(&set);
+                        }
+                        continue;
+                    }
+                    *who = (*who).max(attribute(row));
+                    l.values = launch::describe(&set);
+                    if !l.nodeclasses.iter().any(|n| n == nc.name()) {
+                        l.nodeclasses.push(nc.name().to_string());
+                    }
+                    l.denied_types.extend(denied);
+                    l.allowed_types.extend(passed);
+                }
+            }
+        }
+        for (action, outcome) in acc {
+            decided.insert((probe, resource.clone(), action), outcome);
+        }
+    }
+    Ok(rows
+        .into_iter()
+        .map(|mut d| {
+            if let Some((who, launch)) =
+                decided.remove(&(d.probe, d.row.resource.clone(), d.row.action.clone()))
+            {
+                // A partial block keeps the guardrail's name (KD2101 and KD2103 report it as
+                // such); a launch this install's values pass is allowed.
+                d.attribution = who;
+                if who == Attribution::Allowed {
+                    d.row.decision = Decision::Allowed;
+                    d.row.allowed_by_organizations = Some(true);
+                    d.row.allowed_by_boundary = d.row.allowed_by_boundary.map(|_| true);
+                }
+                let mut launch = launch;
+                for list in [&mut launch.denied_types, &mut launch.allowed_types] {
+                    list.sort();
+                    list.dedup();
+                }
+                d.launch = Some(launch);
+            }
+            d
+        })
+        .collect())
+}
+
+fn allowed(row: &Row) -> bool {
+    attribute(row) == Attribution::Allowed
+}
+
+/// A request's context with launch values added (a value given twice keeps the launch's).
+fn merged(base: &[ContextEntry], extra: &[ContextEntry]) -> Vec<ContextEntry> {
+    let mut out: Vec<ContextEntry> = base
+        .iter()
+        .filter(|e| !extra.iter().any(|x| x.key.eq_ignore_ascii_case(&e.key)))
+        .cloned()
+        .collect();
+    out.extend(extra.iter().cloned());
+    out.sort();
+    out
+}
+
+/// One instance type per family that a NodePool of `nc` can launch in its subnets' zones.
+fn launchable_sample(
+    nc: &Ec2NodeClass,
+    pools: &[&NodePool],
+    types: &[crate::facts::InstanceType],
+    offerings: &[crate::facts::InstanceTypeOffering],
+) -> Vec<String> {
+    let zones = subnet_zones(nc);
+    let mut launchable = Vec::new();
+    for pool in pools {
+        let n = crate::requirements::narrow(
+            types,
+            offerings,
+            &zones,
+            &pool.spec.template.spec.requirements,
+            &ami_arches(nc),
+        );
+        launchable.extend(n.launchable);
+    }
+    // The smallest size of each family first, by name within a size: the same sample whatever
+    // order the catalogue was read in.
+    let vcpus: BTreeMap<&str, i64> = types
+        .iter()
+        .map(|t| (t.instance_type.as_str(), t.vcpus))
+        .collect();
+    launchable.sort_by_key(|t| {
+        let family = t.split('.').next().unwrap_or(t).to_string();
+        (
+            family,
+            vcpus.get(t.as_str()).copied().unwrap_or(i64::MAX),
+            t.clone(),
+        )
+    });
+    launchable.dedup();
+    type_sample(&launchable)
 }
 
 /// A role's ARN by name, path included (PassRole and the simulator match it exactly); for a
@@ -353,7 +598,7 @@ fn nodeclass_input(
             .collect(),
         ssm_parameter_arns: ssm
             .into_iter()
-            .map(|p| format!("arn:{partition}:ssm:{region}::parameter{p}"))
+            .map(|p| ssm_parameter_arn(&p, &partition, &region, &account))
             .collect(),
         instance_profile_arn: profile
             .map(|p| format!("arn:{partition}:iam::{account}:instance-profile/{p}")),
@@ -363,6 +608,103 @@ fn nodeclass_input(
         capacity_reservations: nc.spec.contains_key("capacityReservationSelectorTerms"),
         placement_group: nc.spec.contains_key("placementGroupSelector"),
     }
+}
+
+/// A launch a guardrail (`who`: "an organization SCP", "the permissions boundary …") denies
+/// for some of the instance types the NodePools allow while others pass: a warning, because
+/// Karpenter still launches the allowed types, but each launch it tries with a denied one
+/// fails, and so does EC2NodeClass validation when the type it tries is denied.
+pub fn partial_launch_finding(
+    g: &Grants,
+    rows: &[&Decided],
+    who: &str,
+) -> Option<crate::finding::Finding> {
+    let mut denied = BTreeSet::new();
+    let mut passed = BTreeSet::new();
+    let mut classes = BTreeSet::new();
+    let mut values = BTreeSet::new();
+    for d in rows {
+        let Some(l) = d.launch.as_ref().filter(|l| l.partial()) else {
+            continue;
+        };
+        denied.extend(l.denied_types.iter().cloned());
+        passed.extend(l.allowed_types.iter().cloned());
+        classes.extend(l.nodeclasses.iter().cloned());
+        values.extend(l.values.iter().cloned());
+    }
+    if denied.is_empty() {
+        return None;
+    }
+    let families = |types: &BTreeSet<String>| -> Vec<String> {
+        types
+            .iter()
+            .map(|t| t.split('.').next().unwrap_or(t).to_string())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let list = |t: &BTreeSet<String>| t.iter().cloned().collect::<Vec<_>>().join(", ");
+    let allowed_families = families(&passed);
+    let mut f = crate::finding::Finding::new(
+        g.object(),
+        format!(
+            "{who} denies launching some of the instance types the NodePools of {} allow: tried {} (denied), {} (allowed); launches Karpenter tries with a denied type fail",
+            classes.iter().cloned().collect::<Vec<_>>().join(", "),
+            list(&denied),
+            list(&passed)
+        ),
+    )
+    .severity(crate::finding::Severity::Warning)
+    .evidence("deniedInstanceTypes", denied.iter().cloned().collect::<Vec<_>>())
+    .evidence("allowedInstanceTypes", passed.iter().cloned().collect::<Vec<_>>())
+    .evidence("askedWith", values.into_iter().collect::<Vec<_>>())
+    .evidence("role", g.role.arn.clone())
+    .hint(format!(
+        "keep the NodePools to instance types the guardrail allows, e.g. the requirement {{\"key\": \"karpenter.k8s.aws/instance-family\", \"operator\": \"In\", \"values\": [{}]}}; EC2NodeClass validation launches one compatible type as a DryRun (m5.large for Windows) and fails when that type is denied",
+        allowed_families.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
+    ));
+    if let Some(note) = g.version_note() {
+        f = f.evidence("note", note);
+    }
+    Some(f)
+}
+
+/// The launch values a denial was asked with, for evidence (empty when it was not re-asked).
+pub fn asked_with(rows: &[&Decided]) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for d in rows {
+        if let Some(l) = &d.launch {
+            out.extend(l.values.iter().cloned());
+            out.extend(
+                l.unknown_volumes
+                    .iter()
+                    .map(|c| format!("{c}: volumes are the AMI's own (values unknown)")),
+            );
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The ARN of an SSM parameter Karpenter reads for an AMI. AWS's public parameters
+/// (`/aws/service/…`) carry no account in their ARN; a parameter of the account does (the
+/// custom `ssmParameter` of an AMI selector term, which Karpenter's docs say to add to the
+/// controller's `ssm:GetParameter` grant). A name without a leading slash is still
+/// `parameter/NAME` in its ARN, and a term that gives an ARN is taken as it is.
+fn ssm_parameter_arn(name: &str, partition: &str, region: &str, account: &str) -> String {
+    if name.starts_with("arn:") {
+        return name.to_string();
+    }
+    let path = if name.starts_with('/') {
+        name.to_string()
+    } else {
+        format!("/{name}")
+    };
+    let owner = if path.starts_with("/aws/service/") {
+        ""
+    } else {
+        account
+    };
+    format!("arn:{partition}:ssm:{region}:{owner}:parameter{path}")
 }
 
 /// `action on resource` lines of some rows, grouped per action.
@@ -381,4 +723,35 @@ pub fn describe(rows: &[&Decided]) -> Vec<String> {
             many => format!("{action} on {} resources ({}, …)", many.len(), many[0]),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ssm_parameter_arn;
+
+    #[test]
+    fn ssm_parameter_arns_carry_the_owner_aws_gives_them() {
+        assert_eq!(
+            ssm_parameter_arn(
+                "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id",
+                "aws",
+                "us-west-2",
+                "111122223333"
+            ),
+            "arn:aws:ssm:us-west-2::parameter/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"
+        );
+        assert_eq!(
+            ssm_parameter_arn("/platform/golden-ami", "aws", "us-west-2", "111122223333"),
+            "arn:aws:ssm:us-west-2:111122223333:parameter/platform/golden-ami"
+        );
+        assert_eq!(
+            ssm_parameter_arn("my-custom-parameter", "aws", "us-west-2", "111122223333"),
+            "arn:aws:ssm:us-west-2:111122223333:parameter/my-custom-parameter"
+        );
+        let arn = "arn:aws:ssm:us-west-2:444455556666:parameter/shared/ami";
+        assert_eq!(
+            ssm_parameter_arn(arn, "aws", "us-west-2", "111122223333"),
+            arn
+        );
+    }
 }

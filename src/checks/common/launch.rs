@@ -55,7 +55,19 @@ pub trait OwnedBy {
 impl OwnedBy for Finding {
     fn owned_by_checks(self, owners: &[&str]) -> Finding {
         let finding = self.owned_by(owners.iter());
-        if !owners.is_empty() && owners.iter().all(|o| PERMISSION_OWNERS.contains(o)) {
+        // An authorization failure (owned by the simulating checks, and by the controller's
+        // identity wiring, without which they have no role to simulate): when every owner
+        // passed, the denial is one a simulation cannot see.
+        let authorization = |o: &&str| {
+            PERMISSION_OWNERS.contains(o)
+                || [
+                    CONTROLLER_CREDENTIALS_MISSING,
+                    CONTROLLER_PODS_PREDATE_IDENTITY,
+                ]
+                .contains(o)
+        };
+        if owners.iter().any(|o| PERMISSION_OWNERS.contains(o)) && owners.iter().all(authorization)
+        {
             finding.hint_if_owners_pass(DENIED_BUT_SIMULATION_ALLOWS)
         } else {
             finding
@@ -71,6 +83,12 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
     let by_message = || {
         if m.contains("servicelinkedrolecreationnotpermitted") {
             Some("SpotSLRCreationFailed")
+        } else if m.contains("insufficientfreeaddressesinsubnet") {
+            Some("InsufficientFreeAddressesInSubnet")
+        } else if m.contains("iaminstanceprofile.name is invalid")
+            || m.contains("invalid iam instance profile")
+        {
+            Some("InstanceProfileNameInvalid")
         } else if m.contains("unauthorizedoperation")
             || m.contains("accessdenied")
             || m.contains("not authorized")
@@ -97,6 +115,14 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
     };
     let reason = match reason {
         "LaunchFailed" | "FailedLaunch" | "" => by_message().unwrap_or(reason),
+        // Karpenter files some fleet errors as insufficient capacity (1.6+ routes
+        // InsufficientFreeAddressesInSubnet there, aws/karpenter-provider-aws#8199; a spot
+        // launch without the service-linked role reads the same): the code the message
+        // carries is the cause, not a lack of capacity.
+        "InsufficientCapacityError" => match by_message() {
+            Some(r @ ("InsufficientFreeAddressesInSubnet" | "SpotSLRCreationFailed")) => r,
+            _ => reason,
+        },
         r => r,
     };
     match reason {
@@ -167,10 +193,13 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
             &[NODECLASS_SUBNETS_UNRESOLVED],
             Error,
         ),
+        // An InternalError answer to CreateFleet itself (Karpenter retries it). A KMS key the
+        // launch may not use does not fail the launch: EC2 accepts it and terminates the
+        // instance with Client.InternalError, which KD6002 and KD3010 own.
         "InternalError" => cause(
-            "EC2 terminated the instance with an internal error (often a KMS key the launch may not use)",
-            &[NODECLASS_EBS_KMS_UNUSABLE],
-            Error,
+            "EC2 answered the launch with an internal error (usually transient; Karpenter retries)",
+            &[],
+            Warning,
         ),
         "InsufficientCapacityError" => cause(
             "EC2 had no capacity for the instance types requested",

@@ -13,6 +13,7 @@ pub mod crds;
 pub mod evidence;
 pub mod grants;
 pub mod launch;
+pub mod launch_values;
 pub mod nodeclaim;
 pub mod nodeclass;
 pub mod selection;

@@ -1,5 +1,7 @@
 //! What an EC2NodeClass says about itself: its name in findings, where its node role comes
-//! from, and whether it launches Windows nodes.
+//! from, whether it launches Windows nodes, and the zones and architectures it resolved.
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -76,4 +78,50 @@ pub fn is_windows(nc: &Ec2NodeClass) -> bool {
         || ec2::ami_terms(nc)
             .iter()
             .any(|t| matches!(t, AmiTerm::Alias(a) if a.starts_with("windows")))
+}
+
+/// Zones of the EC2NodeClass's resolved subnets.
+pub fn subnet_zones(nc: &Ec2NodeClass) -> BTreeSet<String> {
+    nc.status
+        .rest
+        .get("subnets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("zone").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// `kubernetes.io/arch` values of the resolved AMIs (empty when not resolved: no filter).
+pub fn ami_arches(nc: &Ec2NodeClass) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for ami in nc
+        .status
+        .rest
+        .get("amis")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for r in ami
+            .get("requirements")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if r.get("key").and_then(Value::as_str) == Some("kubernetes.io/arch")
+                && r.get("operator").and_then(Value::as_str) == Some("In")
+            {
+                out.extend(
+                    r.get("values")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string),
+                );
+            }
+        }
+    }
+    out
 }

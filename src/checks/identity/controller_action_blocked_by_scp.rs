@@ -17,7 +17,7 @@ declare_check! {
         title: "no action the controller needs is blocked by an organization SCP",
         category: Identity,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         run: controller_action_blocked_by_scp,
     }
 }
@@ -25,10 +25,17 @@ declare_check! {
 async fn controller_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
     let g = grants::controller_grants(cx).await?;
     let mut by_feature: BTreeMap<&str, (features::Feature, Vec<&Decided>)> = BTreeMap::new();
+    let mut partial = Vec::new();
     for d in g.denied_by(Attribution::Scp) {
+        // Denied for some instance types only: the others launch (a warning of its own).
+        if d.launch.as_ref().is_some_and(|l| l.partial()) {
+            partial.push(d);
+            continue;
+        }
         let f = features::of(&d.row.action);
         by_feature.entry(f.id).or_insert((f, Vec::new())).1.push(d);
     }
+    let partial = grants::partial_launch_finding(&g, &partial, "an organization SCP");
     Ok(by_feature
         .into_values()
         .map(|(feature, rows)| {
@@ -47,10 +54,16 @@ async fn controller_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
             if feature.id == features::PRICING.id {
                 f = f.severity(Severity::Info);
             }
+            let asked = grants::asked_with(&rows);
+            if !asked.is_empty() {
+                // Asked again with what this install's launches carry: the block is real.
+                f = f.evidence("askedWith", asked);
+            }
             if let Some(note) = g.version_note() {
                 f = f.evidence("note", note);
             }
             f
         })
+        .chain(partial)
         .collect())
 }

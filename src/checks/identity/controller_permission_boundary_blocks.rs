@@ -16,22 +16,27 @@ declare_check! {
         title: "the controller role's permissions boundary allows what the controller needs",
         category: Identity,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         run: controller_permission_boundary_blocks,
     }
 }
 
 async fn controller_permission_boundary_blocks(cx: &CheckCx) -> CheckResult {
     let g = grants::controller_grants(cx).await?;
-    let blocked: Vec<&Decided> = g.denied_by(Attribution::Boundary).collect();
-    if blocked.is_empty() {
-        return Ok(Vec::new());
-    }
+    let (partial, blocked): (Vec<&Decided>, Vec<&Decided>) = g
+        .denied_by(Attribution::Boundary)
+        .partition(|d| d.launch.as_ref().is_some_and(|l| l.partial()));
     let boundary = g
         .role
         .permissions_boundary_arn
         .clone()
         .unwrap_or_else(|| "(the role's permissions boundary)".to_string());
+    // Denied for some instance types only: the others launch (a warning of its own).
+    let partial =
+        grants::partial_launch_finding(&g, &partial, &format!("the permissions boundary {boundary}"));
+    if blocked.is_empty() {
+        return Ok(partial.into_iter().collect());
+    }
     let mut per_feature: BTreeMap<&str, Vec<&Decided>> = BTreeMap::new();
     for d in &blocked {
         per_feature
@@ -57,8 +62,12 @@ async fn controller_permission_boundary_blocks(cx: &CheckCx) -> CheckResult {
     .fix(format!(
         "aws iam get-policy-version --policy-arn {boundary} --version-id $(aws iam get-policy --policy-arn {boundary} --query Policy.DefaultVersionId --output text)"
     ));
+    let asked = grants::asked_with(&blocked);
+    if !asked.is_empty() {
+        f = f.evidence("askedWith", asked);
+    }
     if let Some(note) = g.version_note() {
         f = f.evidence("note", note);
     }
-    Ok(vec![f])
+    Ok(std::iter::once(f).chain(partial).collect())
 }

@@ -17,7 +17,7 @@ declare_check! {
         title: "the controller role grants every action of the reference policy for its release",
         category: Identity,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         run: controller_permission_missing,
     }
 }

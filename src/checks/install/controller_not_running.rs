@@ -243,6 +243,8 @@ fn pod_problem(pod: &Pod, logs: &str) -> Option<Finding> {
                     .evidence("reason", c.reason.clone().unwrap_or_default())
                     .evidence("message", c.message.clone().unwrap_or_default())
                     .hint(format!("the controller needs capacity Karpenter does not manage: a managed node group or a Fargate profile for its namespace ({CONTROLLER_UNSCHEDULABLE} explains why it is not scheduled)"))
+                    // Why no node accepts it is KD1005's to say: a symptom of its cause.
+                    .owned_by([CONTROLLER_UNSCHEDULABLE])
                     .fix(format!(
                         "kubectl -n {} describe pod {}",
                         pod.metadata.namespace.as_deref().unwrap_or_default(),

@@ -57,8 +57,14 @@ fn stale_stored_versions(name: &str, crd: &CustomResourceDefinition) -> Option<F
         .unwrap_or_default();
     let stale: Vec<&String> = stored.iter().filter(|v| v.as_str() != "v1").collect();
     // Only v1 should remain once the migration is done; anything else blocks the next
-    // upgrade of the CRDs.
-    if stale.is_empty() || !served.contains(&"v1") {
+    // upgrade of the CRDs. Before it (0.37's CRDs serve v1 but store v1beta1, converting with
+    // the webhook) v1beta1 is where objects live, and listing it is how it should be.
+    let stores_v1 = crd
+        .spec
+        .versions
+        .iter()
+        .any(|v| v.storage && v.name == "v1");
+    if stale.is_empty() || !served.contains(&"v1") || !stores_v1 {
         return None;
     }
     let stale: Vec<String> = stale.into_iter().cloned().collect();

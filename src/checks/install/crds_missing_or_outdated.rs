@@ -50,7 +50,14 @@ async fn crds_missing_or_outdated(cx: &CheckCx) -> CheckResult {
             continue;
         };
         let served = served_versions(&crd);
-        if !served.contains(&"v1") {
+        // A 0.3x controller speaks v1beta1 and needs nothing more; v1 is what 1.0+ reads.
+        let pre_v1_controller = target
+            .karpenter_version
+            .as_deref()
+            .and_then(Version::parse)
+            .is_some_and(|v| v < Version(1, 0, 0));
+        let enough = served.contains(&"v1") || (pre_v1_controller && served.contains(&"v1beta1"));
+        if !enough {
             findings.push(
                 Finding::new(
                     format!("CustomResourceDefinition/{name}"),

@@ -89,11 +89,16 @@ async fn stale_webhook_configurations(cx: &CheckCx) -> CheckResult {
                     .and_then(|sp| sp.ports.as_ref())
                     .is_some_and(|ps| ps.iter().any(|p| i64::from(p.port) == port))
             });
-            if LEGACY.contains(&hook_name) && version.is_some_and(|v| v >= Version(1, 1, 0)) {
+            // 1.0 validates with CEL in the CRDs and serves only conversion (kubernetes-sigs/
+            // karpenter v1.0 pkg/webhooks registers the certificate controller and
+            // /conversion/karpenter.sh only), so a validating or defaulting configuration
+            // of 0.3x is answered by nothing that understands it, even when its Service is
+            // still there.
+            if LEGACY.contains(&hook_name) && version.is_some_and(|v| v >= Version(1, 0, 0)) {
                 findings.push(
                     Finding::new(
                         object,
-                        format!("webhook {hook_name} is left over from a pre-1.1 release; the controller ({}) serves no webhooks, so calls fail and block changes to Karpenter objects", version.map(|v| v.to_string()).unwrap_or_default()),
+                        format!("webhook {hook_name} is left over from a pre-1.0 release; the controller ({}) serves no validating or defaulting webhook, so calls fail and block changes to Karpenter objects", version.map(|v| v.to_string()).unwrap_or_default()),
                     )
                     .evidence("webhook", hook_name)
                     .evidence("service", format!("{svc_ns}/{svc_name}:{port}"))

@@ -59,6 +59,11 @@ async fn not_initialized(cx: &CheckCx) -> CheckResult {
         .evidence("nodePool", pool_of(claim))
         .evidence("condition", c.describe())
         .hint(hint(&c.reason));
+        if c.reason == "NodeNotReady" {
+            // A node role without the CNI policy (and aws-node without its own identity) is
+            // the usual cause, and KD3005's finding.
+            f = f.owned_by([NODECLASS_NODE_ROLE_INVALID]);
+        }
         if !node_name.is_empty() {
             f = f.evidence("node", node_name.clone());
             if let Some(node) = cx.node(&node_name).await?.as_ref() {

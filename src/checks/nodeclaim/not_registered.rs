@@ -6,7 +6,7 @@ use crate::check::prelude::*;
 use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
     ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, CONTROLLER_SETTINGS_MISMATCH,
-    NODE_ROLE_NOT_MAPPED, NODECLASS_EBS_KMS_UNUSABLE,
+    NODE_ROLE_NOT_MAPPED, NODECLASS_EBS_KMS_UNUSABLE, NODECLASS_NODE_ROLE_INVALID,
 };
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
@@ -29,6 +29,8 @@ const OWNERS: &[&str] = &[
     ACCESS_ENTRY_WRONG_TYPE,
     NODECLASS_EBS_KMS_UNUSABLE,
     CONTROLLER_SETTINGS_MISMATCH,
+    // A node role without the EKS node policies cannot register its node.
+    NODECLASS_NODE_ROLE_INVALID,
 ];
 
 async fn not_registered(cx: &CheckCx) -> CheckResult {

@@ -68,7 +68,16 @@ async fn ami_mismatch(cx: &CheckCx) -> CheckResult {
             if let Some(image_minor) = ec2::ami_name_minor(&image.name)
                 && image_minor != minor
             {
-                let newer = version_key(&image_minor) > version_key(&minor);
+                let (image_key, cluster_key) = (version_key(&image_minor), version_key(&minor));
+                let newer = image_key > cluster_key;
+                // Kubernetes' version skew policy: a kubelet may be up to three minors older
+                // than the API server (1.28+), never newer.
+                let behind = if image_key.0 == cluster_key.0 {
+                    cluster_key.1.saturating_sub(image_key.1)
+                } else {
+                    u32::MAX
+                };
+                let unsupported = !newer && behind > MAX_KUBELET_SKEW;
                 let f = Finding::new(
                     object(nc),
                     format!(
@@ -76,9 +85,11 @@ async fn ami_mismatch(cx: &CheckCx) -> CheckResult {
                         image.image_id,
                         image.name,
                         if newer {
-                            ": a kubelet newer than the API server cannot register"
+                            ": a kubelet newer than the API server cannot register".to_string()
+                        } else if unsupported {
+                            format!(": {behind} minors behind, beyond the {MAX_KUBELET_SKEW} Kubernetes supports between a kubelet and its API server")
                         } else {
-                            ""
+                            String::new()
                         }
                     ),
                 )
@@ -87,7 +98,7 @@ async fn ami_mismatch(cx: &CheckCx) -> CheckResult {
                 .hint(format!(
                     "select images for {minor} (put the minor in the name pattern, or use an alias that follows the control plane)"
                 ));
-                findings.push(if newer {
+                findings.push(if newer || unsupported {
                     f
                 } else {
                     f.severity(Severity::Warning)
@@ -163,6 +174,10 @@ fn status_deprecated(nc: &crate::model::Ec2NodeClass) -> Vec<String> {
         })
         .collect()
 }
+
+/// How many minors a kubelet may be older than the API server (Kubernetes version skew
+/// policy, kubernetes.io/releases/version-skew-policy, since 1.28).
+const MAX_KUBELET_SKEW: u32 = 3;
 
 fn version_key(minor: &str) -> (u32, u32) {
     let mut it = minor.split('.').map(|p| p.parse::<u32>().unwrap_or(0));

@@ -69,8 +69,19 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
                 fixes.push(format!("aws kms enable-key --key-id {}", key.arn));
             }
             let doc = PolicyDocument::parse(&key.policy).unwrap_or_default();
-            let named = |principal: &str| doc.statements.iter().any(|s| allows(s, principal));
-            let delegates_to_iam = named(&root) || named(arn.account);
+            let named = |principal: &str| {
+                doc.statements
+                    .iter()
+                    .any(|s| allows(s, principal, arn.account, arn.region))
+            };
+            // Only a statement naming the account itself hands the key's use to IAM policies.
+            let delegates_to_iam = doc.statements.iter().any(|s| {
+                s.allow
+                    && s.covers_action("kms:CreateGrant")
+                    && s.principals
+                        .iter()
+                        .any(|(k, v)| k == "AWS" && (v == &root || v == arn.account))
+            });
             let mut vars = grants::base_vars(&arn, &cluster.name, &cluster.arn);
             vars.insert("kmsKeyArn".into(), key.arn.clone());
             // What creating an encrypted volume asks of the key (reference data, `ebs-cmk`).
@@ -112,7 +123,7 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
             if spot && !named(&spot_role) {
                 problems.push(format!("NodePools of this class allow spot, and the key policy does not let {SPOT_ROLE} use the key (spot launches)"));
                 fixes.push(format!(
-                    "aws kms create-grant --key-id {} --grantee-principal {spot_role} --operations Decrypt Encrypt GenerateDataKeyWithoutPlaintext ReEncryptFrom ReEncryptTo CreateGrant DescribeKey",
+                    "aws kms create-grant --key-id {} --grantee-principal {spot_role} --operations Decrypt Encrypt GenerateDataKey GenerateDataKeyWithoutPlaintext ReEncryptFrom ReEncryptTo CreateGrant DescribeKey",
                     key.arn
                 ));
             }
@@ -175,13 +186,41 @@ pub fn volume_keys(nc: &Ec2NodeClass, by_default: bool, default_key: &str) -> BT
     keys
 }
 
-/// Whether a key policy statement lets `principal` create grants on the key (what EC2 needs).
-fn allows(s: &Statement, principal: &str) -> bool {
-    s.allow
-        && s.covers_action("kms:CreateGrant")
-        && s.principals
+/// Whether a key policy statement lets `principal` create grants on the key (what EC2 needs)
+/// when a launch in `account` and `region` uses it. The statement names the principal, or any
+/// principal (`"AWS": "*"`) held to such a launch by its conditions: Karpenter's
+/// troubleshooting guide and the AWS managed `aws/ebs` key allow every principal of the
+/// account that calls through EC2 (`kms:CallerAccount`, `kms:ViaService`), which covers the
+/// controller role and the Spot service-linked role alike. A condition on any other key is not
+/// taken to hold.
+fn allows(s: &Statement, principal: &str, account: &str, region: &str) -> bool {
+    if !s.allow || !s.covers_action("kms:CreateGrant") {
+        return false;
+    }
+    if s
+        .principals
+        .iter()
+        .any(|(k, v)| k == "AWS" && v == principal)
+    {
+        return true;
+    }
+    let anyone = s
+        .principals
+        .iter()
+        .any(|(k, v)| (k == "AWS" || k == "*") && v == "*");
+    let via = format!("ec2.{region}.amazonaws.com");
+    let launch = |key: &str| -> Option<&str> {
+        match key.to_ascii_lowercase().as_str() {
+            "kms:calleraccount" | "aws:principalaccount" => Some(account),
+            "kms:viaservice" => Some(via.as_str()),
+            "kms:grantisforawsresource" => Some("true"),
+            _ => None,
+        }
+    };
+    anyone
+        && s.conditions
             .iter()
-            .any(|(k, v)| k == "AWS" && v == principal)
+            .all(|c| launch(&c.key).is_some() && c.matches(launch(&c.key)) == Some(true))
 }
 
 /// The key actions the controller role's IAM policies do not allow, with who denies them.

@@ -62,6 +62,8 @@ async fn node_role_invalid(cx: &CheckCx) -> CheckResult {
                     .unwrap_or(r);
                 (name, "spec.role".to_string())
             }
+            // An ARN where a name belongs is KD3006's finding; IAM would refuse to look it up.
+            NodeRoleSource::InstanceProfile(p) if p.starts_with("arn:") => continue,
             NodeRoleSource::InstanceProfile(p) => {
                 // The profile itself is KD3006's; judge the role inside it.
                 let Some(role_arn) = cx

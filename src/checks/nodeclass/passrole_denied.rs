@@ -17,7 +17,7 @@ declare_check! {
         title: "the controller may pass every EC2NodeClass's node role to EC2",
         category: Nodeclass,
         severity: Error,
-        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation],
+        needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         run: passrole_denied,
     }
 }

@@ -2,12 +2,9 @@
 //! architectures ("no instance type met the scheduling requirements or had a required
 //! offering"). Karpenter only says the set is empty; this names the requirement that emptied it.
 
-use std::collections::BTreeSet;
-
-use serde_json::Value;
-
 use crate::check::prelude::*;
-use crate::model::{ControllerDeployment, Ec2NodeClass, NodePool};
+use crate::checks::common::nodeclass::{ami_arches, subnet_zones};
+use crate::model::{ControllerDeployment, NodePool};
 use crate::requirements::{MinValuesShort, narrow};
 
 declare_check! {
@@ -144,48 +141,3 @@ async fn min_values_finding(
     Ok(finding)
 }
 
-/// Zones of the EC2NodeClass's resolved subnets.
-fn subnet_zones(nc: &Ec2NodeClass) -> BTreeSet<String> {
-    nc.status
-        .rest
-        .get("subnets")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s.get("zone").and_then(Value::as_str).map(str::to_string))
-        .collect()
-}
-
-/// `kubernetes.io/arch` values of the resolved AMIs (empty when not resolved: no filter).
-fn ami_arches(nc: &Ec2NodeClass) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for ami in nc
-        .status
-        .rest
-        .get("amis")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for r in ami
-            .get("requirements")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if r.get("key").and_then(Value::as_str) == Some("kubernetes.io/arch")
-                && r.get("operator").and_then(Value::as_str) == Some("In")
-            {
-                out.extend(
-                    r.get("values")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string),
-                );
-            }
-        }
-    }
-    out
-}

@@ -61,6 +61,9 @@ pub struct Probe {
     pub actions: Vec<String>,
     pub resources: Vec<String>,
     pub context: Vec<ContextEntry>,
+    /// The EC2NodeClasses whose launches this request stands for (empty when it is not about
+    /// one): a re-asked launch carries their values.
+    pub nodeclasses: Vec<String>,
 }
 
 impl Probe {
@@ -104,6 +107,7 @@ pub fn supplemental_probe(id: &str, vars: &BTreeMap<String, String>) -> Option<P
         actions: s.actions.clone(),
         resources,
         context,
+        nodeclasses: Vec::new(),
     })
 }
 
@@ -257,9 +261,9 @@ pub fn controller_probes(version: Version, input: &InstallInput) -> Vec<Probe> {
     let Some(d) = data() else {
         return Vec::new();
     };
-    // (resources, context) → (actions, statements)
-    let mut grouped: BTreeMap<(Vec<String>, Vec<ContextEntry>), BTreeMap<String, StatementRef>> =
-        BTreeMap::new();
+    // (resources, context) → (statements, the NodeClasses they were rendered for)
+    type Slot = (BTreeMap<String, StatementRef>, BTreeSet<String>);
+    let mut grouped: BTreeMap<(Vec<String>, Vec<ContextEntry>), Slot> = BTreeMap::new();
     let nodeclasses: Vec<Option<&NodeClassInput>> = if input.nodeclasses.is_empty() {
         vec![None]
     } else {
@@ -305,7 +309,8 @@ pub fn controller_probes(version: Version, input: &InstallInput) -> Vec<Probe> {
                 continue;
             };
             for context in variants {
-                let slot = grouped.entry((resources.clone(), context)).or_default();
+                let (slot, classes) = grouped.entry((resources.clone(), context)).or_default();
+                classes.extend(nc.map(|n| n.name.clone()));
                 slot.entry(sid_of(index, s))
                     .or_insert_with(|| StatementRef {
                         sid: sid_of(index, s),
@@ -318,7 +323,7 @@ pub fn controller_probes(version: Version, input: &InstallInput) -> Vec<Probe> {
     }
     grouped
         .into_iter()
-        .map(|((resources, context), statements)| {
+        .map(|((resources, context), (statements, classes))| {
             let statements: Vec<StatementRef> = statements.into_values().collect();
             let actions: BTreeSet<String> = statements
                 .iter()
@@ -329,6 +334,7 @@ pub fn controller_probes(version: Version, input: &InstallInput) -> Vec<Probe> {
                 actions: actions.into_iter().collect(),
                 resources,
                 context,
+                nodeclasses: classes.into_iter().collect(),
             }
         })
         .collect()
