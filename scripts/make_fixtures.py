@@ -711,7 +711,8 @@ b=bundle("Node volumes are encrypted with a customer managed KMS key whose polic
     nps=[mixed],
     ncs=[custom_nc({"blockDeviceMappings":[{"deviceName":"/dev/xvda","ebs":{"volumeSize":"20Gi","volumeType":"gp3","encrypted":True,"kmsKeyID":KEY_ARN}}]})],
     overrides=[fact({"kmsKey":{"keyId":KEY_ARN}}, {"keyId":KEY_ID,"arn":KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY}),
-               fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
+               fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, SPOT_SLR),
+               fact({"kmsGrants":{"keyId":KEY_ARN,"grantee":SPOT_SLR["arn"]}}, [])])
 b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"]}
 b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"]!="AWSServiceRoleForEC2Spot"]
 write("ebs-cmk-unusable", b, ["KD3010"])

@@ -61,11 +61,35 @@ fn faults() -> Vec<(&'static str, FactOutcome)> {
     ]
 }
 
+/// The matrix is split into shards by fixture, each its own test, so the test harness runs
+/// them side by side on every core (the corpus makes it tens of thousands of runs).
+const SHARDS: usize = 4;
+
 #[tokio::test]
-async fn every_fact_fails_every_way_and_only_its_readers_notice() {
+async fn every_fact_fails_every_way_and_only_its_readers_notice_0() {
+    matrix(0).await;
+}
+
+#[tokio::test]
+async fn every_fact_fails_every_way_and_only_its_readers_notice_1() {
+    matrix(1).await;
+}
+
+#[tokio::test]
+async fn every_fact_fails_every_way_and_only_its_readers_notice_2() {
+    matrix(2).await;
+}
+
+#[tokio::test]
+async fn every_fact_fails_every_way_and_only_its_readers_notice_3() {
+    matrix(3).await;
+}
+
+async fn matrix(shard: usize) {
     let mut combinations = 0;
-    for name in support::fixture_names() {
-        let bundle = Bundle::read(&support::fixture_bundle(&name)).unwrap();
+    let names = support::fixture_names();
+    for name in names.iter().skip(shard).step_by(SHARDS) {
+        let bundle = Bundle::read(&support::fixture_bundle(name)).unwrap();
         let baseline = app::run_bundle(bundle.clone(), &ReportArgs::default(), false)
             .await
             .unwrap();
@@ -197,5 +221,8 @@ async fn every_fact_fails_every_way_and_only_its_readers_notice() {
             }
         }
     }
-    assert!(combinations > 300, "only {combinations} combinations");
+    assert!(
+        combinations > 300,
+        "shard {shard}: only {combinations} combinations"
+    );
 }

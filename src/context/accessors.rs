@@ -13,8 +13,8 @@ use super::Facts;
 use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
     Ec2Filter, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey, FargateProfile,
-    IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsKey, KubeVersion,
-    OidcProvider, PodIdentityAssociation, SecurityGroup, SqsQueue, Subnet,
+    IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsGrant, KmsKey,
+    KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, SqsQueue, Subnet,
 };
 use crate::iam::simulation::Row;
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -246,6 +246,15 @@ impl Facts {
 
     pub async fn kms_key(&self, key_id: &str) -> Result<Arc<Option<KmsKey>>, FactError> {
         self.get(FactKey::kms_key(key_id.to_string())).await
+    }
+
+    pub async fn kms_grants(
+        &self,
+        key_id: &str,
+        grantee: &str,
+    ) -> Result<Arc<Vec<KmsGrant>>, FactError> {
+        self.get(FactKey::kms_grants(key_id.to_string(), grantee.to_string()))
+            .await
     }
 
     /// The last lines of one container's log; `None` when that log does not exist.

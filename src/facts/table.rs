@@ -349,6 +349,13 @@ facts! {
         shape Field { field: "arn", ty: Str, nullable: true, what: "a KMS key with an ARN" };
         display |f| write!(f, "KMS key {key_id}");
 
+    /// The grants on a KMS key to one grantee (`kms:ListGrants` with `GranteePrincipal`): how
+    /// a key is shared with the Spot service-linked role besides its key policy.
+    KmsGrants { key_id: String, grantee: String } => fn kms_grants -> Vec<KmsGrant>;
+        ops [aws("kms", "ListGrants")];
+        shape ListOf { field: "grantId", what: "grants with ids" };
+        display |f| write!(f, "KMS grants on {key_id} to {grantee}");
+
     /// The log of one container (`pods/log`): the last lines, as text; `null` when that log
     /// does not exist (no previous container).
     PodLogs { namespace: String, pod: String, container: String, previous: bool }

@@ -167,6 +167,18 @@ pub struct KmsKey {
     pub policy: String,
 }
 
+/// One grant on a KMS key (`kms:ListGrants`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KmsGrant {
+    pub grant_id: String,
+    pub grantee_principal: String,
+    /// `Decrypt`, `CreateGrant`, …
+    pub operations: Vec<String>,
+    /// Whether the grant holds only under an encryption context (`Constraints`).
+    pub constrained: bool,
+}
+
 /// One EKS Fargate profile.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

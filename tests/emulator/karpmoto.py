@@ -1058,6 +1058,16 @@ def _assert_default_policy(policy_name):
     _original_assert_default_policy("default" if policy_name is None else policy_name)
 
 
+def kms_list_grants(self):
+    """ListGrants honours GranteePrincipal, as KMS does (moto returned every grant of the key)."""
+    key_id = self._get_param("KeyId")
+    grantee = self._get_param("GranteePrincipal")
+    grants = self.kms_backend.list_grants(key_id=key_id, grant_id=self._get_param("GrantId"))
+    if grantee:
+        grants = [g for g in grants if g.grantee_principal == grantee]
+    return json.dumps({"Grants": [g.to_json() for g in grants], "Truncated": False})
+
+
 # ---------------------------------------------------------------------------
 # EKS: list calls on a missing cluster
 # ---------------------------------------------------------------------------
@@ -1420,6 +1430,7 @@ def install():
     kms_models.generate_key_id = _pinnable("kms-key", kms_models.generate_key_id)
     kms_models.KmsBackend.create_key = kms_create_key
     kms_responses._assert_default_policy = _assert_default_policy
+    kms_responses.KmsResponse.list_grants = kms_list_grants
     kms_models.KmsBackend.create_alias = create_alias
     for name in KEY_STATE_METHODS:
         setattr(kms_models.KmsBackend, name, _by_key_id(getattr(kms_models.KmsBackend, name)))

@@ -1578,3 +1578,16 @@ def test_a_fixture_catalogue_limits_the_instance_types_until_reset(aws, endpoint
     finally:
         _post(endpoint, "/moto-api/reset", b"")
     assert len({o["InstanceType"] for o in all_pages(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings")}) > 1000
+
+
+def test_kms_list_grants_by_grantee(aws, account):
+    kms = aws("kms")
+    key = kms.create_key(Description="grants")["KeyMetadata"]["Arn"]
+    spot = f"arn:aws:iam::{account}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
+    other = f"arn:aws:iam::{account}:role/KarpenterController-demo"
+    kms.create_grant(KeyId=key, GranteePrincipal=spot, Operations=["Decrypt", "CreateGrant", "DescribeKey"])
+    kms.create_grant(KeyId=key, GranteePrincipal=other, Operations=["Encrypt"])
+    grants = kms.list_grants(KeyId=key, GranteePrincipal=spot)["Grants"]
+    assert [g["GranteePrincipal"] for g in grants] == [spot]
+    assert sorted(grants[0]["Operations"]) == ["CreateGrant", "Decrypt", "DescribeKey"]
+    assert len(kms.list_grants(KeyId=key)["Grants"]) == 2

@@ -366,6 +366,28 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             _ => {}
         }
     }
+    for f in of(&facts, "kmsGrants") {
+        let key = f["fact"]["kmsGrants"]["keyId"].as_str().unwrap();
+        for g in f["value"].as_array().unwrap() {
+            let mut grant = kms
+                .create_grant()
+                .key_id(key)
+                .grantee_principal(g["granteePrincipal"].as_str().unwrap());
+            for op in g["operations"].as_array().unwrap() {
+                grant = grant.operations(aws_sdk_kms::types::GrantOperation::from(
+                    op.as_str().unwrap(),
+                ));
+            }
+            if g["constrained"] == true {
+                grant = grant.constraints(
+                    aws_sdk_kms::types::GrantConstraints::builder()
+                        .encryption_context_equals("aws:ebs:id", "vol-0123456789abcdef0")
+                        .build(),
+                );
+            }
+            grant.send().await.unwrap();
+        }
+    }
     let ec2 = aws_sdk_ec2::Client::new(&conf);
     for f in of(&facts, "ebsDefaults") {
         if f["value"]["encryptedByDefault"] == true {

@@ -356,6 +356,9 @@ impl Live {
             FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).boxed(),
             FactKey::SsmParameters { names } => ssm_kms::parameters(&aws()?.ssm, names).boxed(),
             FactKey::KmsKey { key_id } => ssm_kms::key(&aws()?.kms, key_id).boxed(),
+            FactKey::KmsGrants { key_id, grantee } => {
+                ssm_kms::grants(&aws()?.kms, key_id, grantee).boxed()
+            }
             FactKey::SqsQueue { name } => messaging::sqs_queue(&aws()?.sqs, name).boxed(),
             FactKey::SqsQueues => messaging::sqs_queues(&aws()?.sqs).boxed(),
             FactKey::EventRules { target_arn } => {

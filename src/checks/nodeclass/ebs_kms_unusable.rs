@@ -13,6 +13,7 @@ use crate::checks::common::grants;
 use crate::checks::common::nodeclass::object;
 use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
 use crate::ec2;
+use crate::facts::KmsGrant;
 use crate::iam::policy::{PolicyDocument, Statement};
 use crate::iam::reference::{self, Probe};
 use crate::iam::simulation::{Attribution, attribute};
@@ -25,7 +26,7 @@ declare_check! {
         title: "the KMS keys of every EC2NodeClass's volumes are enabled and usable by the controller (and by Spot)",
         category: Nodeclass,
         severity: Error,
-        needs: [Ec2NodeClasses, NodePools, EksCluster, ControllerDeployments, EbsDefaults, KmsKey, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
+        needs: [Ec2NodeClasses, NodePools, EksCluster, ControllerDeployments, EbsDefaults, KmsKey, KmsGrants, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
         run: ebs_kms_unusable,
     }
 }
@@ -121,11 +122,23 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
                 }
             }
             if spot && !named(&spot_role) {
-                problems.push(format!("NodePools of this class allow spot, and the key policy does not let {SPOT_ROLE} use the key (spot launches)"));
-                fixes.push(format!(
-                    "aws kms create-grant --key-id {} --grantee-principal {spot_role} --operations Decrypt Encrypt GenerateDataKey GenerateDataKeyWithoutPlaintext ReEncryptFrom ReEncryptTo CreateGrant DescribeKey",
-                    key.arn
-                ));
+                // The EC2 Spot guide shares the key with a grant as readily as with the key
+                // policy; only a grant covering what a volume needs, unconstrained, counts.
+                let grants = cx.kms_grants(&key.arn, &spot_role).await?;
+                match spot_grant(&grants) {
+                    SpotGrant::Covers => {}
+                    gap => {
+                        problems.push(format!(
+                            "NodePools of this class allow spot, and {SPOT_ROLE} may not use the key (spot launches): the key policy does not let it{}",
+                            gap.describe()
+                        ));
+                        fixes.push(format!(
+                            "aws kms create-grant --key-id {} --grantee-principal {spot_role} --operations {}",
+                            key.arn,
+                            SPOT_GRANT_OPERATIONS.join(" ")
+                        ));
+                    }
+                }
             }
             if problems.is_empty() {
                 continue;
@@ -221,6 +234,82 @@ fn allows(s: &Statement, principal: &str, account: &str, region: &str) -> bool {
         && s.conditions
             .iter()
             .all(|c| launch(&c.key).is_some() && c.matches(launch(&c.key)) == Some(true))
+}
+
+/// The operations the EC2 Spot guide grants `AWSServiceRoleForEC2Spot` on a customer managed
+/// key ("Service-linked role for Spot Instance requests", granting access to CMKs).
+const SPOT_GRANT_OPERATIONS: &[&str] = &[
+    "Decrypt",
+    "Encrypt",
+    "GenerateDataKey",
+    "GenerateDataKeyWithoutPlaintext",
+    "ReEncryptFrom",
+    "ReEncryptTo",
+    "CreateGrant",
+    "DescribeKey",
+];
+
+/// What creating and attaching an encrypted volume asks of the key (EBS encryption: the data
+/// key is generated without plaintext and granted to EC2 at creation, decrypted at attach,
+/// re-encrypted when the key changes). `Encrypt` and `GenerateDataKey` of the guide's list are
+/// not among them.
+const SPOT_NEEDS: &[&str] = &[
+    "Decrypt",
+    "GenerateDataKeyWithoutPlaintext",
+    "ReEncryptFrom",
+    "ReEncryptTo",
+    "CreateGrant",
+    "DescribeKey",
+];
+
+enum SpotGrant {
+    Covers,
+    None,
+    /// The best grant lacks these operations.
+    Lacks(Vec<&'static str>),
+    /// A grant covers it only under an encryption context, which EBS's requests may not carry.
+    Constrained(String),
+}
+
+impl SpotGrant {
+    fn describe(&self) -> String {
+        match self {
+            SpotGrant::Covers => String::new(),
+            SpotGrant::None => " and no grant is made to it".to_string(),
+            SpotGrant::Lacks(ops) => {
+                format!(", and its grant lacks {}", ops.join(", "))
+            }
+            SpotGrant::Constrained(id) => format!(
+                ", and its grant {id} holds only under an encryption context (verify that EBS's requests carry it)"
+            ),
+        }
+    }
+}
+
+/// Whether a grant lets the Spot service-linked role use the key for a volume.
+fn spot_grant(grants: &[KmsGrant]) -> SpotGrant {
+    let mut best: Option<Vec<&'static str>> = None;
+    let mut constrained = None;
+    for g in grants {
+        let lacks: Vec<&'static str> = SPOT_NEEDS
+            .iter()
+            .copied()
+            .filter(|op| !g.operations.iter().any(|have| have == op))
+            .collect();
+        if lacks.is_empty() && !g.constrained {
+            return SpotGrant::Covers;
+        }
+        if lacks.is_empty() {
+            constrained = Some(g.grant_id.clone());
+        } else if best.as_ref().is_none_or(|b| lacks.len() < b.len()) {
+            best = Some(lacks);
+        }
+    }
+    match (constrained, best) {
+        (Some(id), _) => SpotGrant::Constrained(id),
+        (None, Some(lacks)) => SpotGrant::Lacks(lacks),
+        (None, None) => SpotGrant::None,
+    }
 }
 
 /// The key actions the controller role's IAM policies do not allow, with who denies them.

@@ -1,0 +1,31 @@
+# Customer managed EBS keys shared with the Spot service-linked role by a grant, as the EC2 Spot
+# guide shows ("Service-linked role for Spot Instance requests": aws kms create-grant … with
+# eight operations) instead of in the key policy (aws/karpenter-provider-aws#933: spot
+# instances with a CMK terminated at launch). The key policy delegates to IAM, and the
+# controller role's own policy grants the key's use through EC2.
+SPOT_SLR_ARN=SPOT_SLR["arn"]
+CONTROLLER_KMS={"Version":"2012-10-17","Statement":[{"Sid":"EbsCmk","Effect":"Allow",
+    "Action":["kms:CreateGrant","kms:Decrypt","kms:GenerateDataKeyWithoutPlaintext","kms:ReEncryptFrom","kms:ReEncryptTo","kms:DescribeKey"],
+    "Resource":KEY_ARN,"Condition":{"StringEquals":{"kms:ViaService":"ec2.us-west-2.amazonaws.com"}}}]}
+SPOT_GRANT_OPS=["Decrypt","Encrypt","GenerateDataKey","GenerateDataKeyWithoutPlaintext","ReEncryptFrom","ReEncryptTo","CreateGrant","DescribeKey"]
+
+def _cmk_spot_bundle(desc, grants):
+    pool=nodepool()
+    pool["spec"]["template"]["spec"]["requirements"][1]["values"]=["spot","on-demand"]
+    b=bundle(desc, nps=[pool],
+        ncs=[custom_nc({"blockDeviceMappings":[{"deviceName":"/dev/xvda","ebs":{"volumeSize":"20Gi","volumeType":"gp3","encrypted":True,"kmsKeyID":KEY_ARN}}]})],
+        overrides=[fact({"kmsKey":{"keyId":KEY_ARN}}, {"keyId":KEY_ID,"arn":KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY}),
+                   fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, SPOT_SLR),
+                   fact({"kmsGrants":{"keyId":KEY_ARN,"grantee":SPOT_SLR_ARN}}, grants)])
+    b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"]}
+    b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"]!="AWSServiceRoleForEC2Spot"]
+    b["emulator"]["rolePolicies"].append({"role":"KarpenterController-demo","name":"ebs-cmk","document":CONTROLLER_KMS})
+    return b
+
+b=_cmk_spot_bundle("Node volumes use a customer managed key whose policy delegates to IAM; the controller role's policy grants the key's use through EC2, and the Spot service-linked role was given a grant with the eight operations of the EC2 Spot guide (the fix of aws/karpenter-provider-aws#933): spot and on-demand launches can both use the key.",
+    [{"grantId":"a1b2c3d4e5f60718293a4b5c6d7e8f901a2b3c4d5e6f708192a3b4c5d6e7f809","granteePrincipal":SPOT_SLR_ARN,"operations":SPOT_GRANT_OPS,"constrained":False}])
+write("healthy-ebs-cmk-spot-grant", b, [])
+
+b=_cmk_spot_bundle("Node volumes use a customer managed key; the Spot service-linked role was given a grant for Encrypt and Decrypt only (copied from an S3 example), so spot volumes cannot be created (GenerateDataKeyWithoutPlaintext, CreateGrant missing) and spot instances terminate at launch with Client.InternalError, as in aws/karpenter-provider-aws#933.",
+    [{"grantId":"b2c3d4e5f60718293a4b5c6d7e8f901a2b3c4d5e6f708192a3b4c5d6e7f8091a","granteePrincipal":SPOT_SLR_ARN,"operations":["Encrypt","Decrypt"],"constrained":False}])
+write("ebs-cmk-spot-grant-incomplete", b, ["KD3010"])
