@@ -333,10 +333,33 @@ def default_emulator(b):
             image=e["value"][0]["spec"]["template"]["spec"]["containers"][0]["image"]
             version=image.split(":")[1].split("@")[0]
     return {"rolePolicies":[{"role":r,"name":"karpenter-controller","reference":{"version":version}} for r in roles]}
+def stuck_instances(b):
+    """What KD6002 looks up: the instances of launched NodeClaims whose Registered condition has
+    not been True for over 5 minutes at the recording time, the newest five, ids sorted. Unless
+    the scenario says otherwise, they run (the usual NodeNotFound: the instance is up, the node
+    never joins)."""
+    from datetime import datetime, timedelta
+    at=datetime.fromisoformat(b["recordedAt"].replace("Z","+00:00"))
+    claims=next((e.get("value") or [] for e in b["facts"] if e["fact"]=="nodeClaims"), [])
+    stuck=[]
+    for c in claims:
+        conds={x["type"]:x for x in c.get("status",{}).get("conditions",[])}
+        reg=conds.get("Registered")
+        if conds.get("Launched",{}).get("status")!="True" or not reg or reg.get("status")=="True": continue
+        since=reg.get("lastTransitionTime")
+        if not since or datetime.fromisoformat(since.replace("Z","+00:00"))+timedelta(minutes=5)>=at: continue
+        iid=c["status"].get("providerID","").rsplit("/",1)[-1]
+        if iid.startswith("i-"): stuck.append((since,iid))
+    stuck.sort(key=lambda x: x[0], reverse=True)
+    return sorted(i for _,i in stuck[:5])
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
     if "emulator" not in b: b["emulator"]=default_emulator(b)
     derive_ssm(b)
+    ids=stuck_instances(b)
+    if ids and not any(isinstance(e["fact"],dict) and "ec2Instances" in e["fact"] for e in b["facts"]):
+        b["facts"].append({"fact":{"ec2Instances":{"ids":ids}},"value":[
+            {"instanceId":i,"state":"running","stateReasonCode":None,"stateReasonMessage":None,"launchTime":"2026-11-23T09:39:50Z"} for i in ids]})
     # Simulation results are recorded from the emulator seeded with b["emulator"]
     # (`scripts/record-simulations`); everything else in a bundle is written here by hand.
     sims=os.path.join(d,"simulations.json")

@@ -29,3 +29,19 @@ write("healthy-ebs-cmk-spot-grant", b, [])
 b=_cmk_spot_bundle("Node volumes use a customer managed key; the Spot service-linked role was given a grant for Encrypt and Decrypt only (copied from an S3 example), so spot volumes cannot be created (GenerateDataKeyWithoutPlaintext, CreateGrant missing) and spot instances terminate at launch with Client.InternalError, as in aws/karpenter-provider-aws#933.",
     [{"grantId":"b2c3d4e5f60718293a4b5c6d7e8f901a2b3c4d5e6f708192a3b4c5d6e7f8091a","granteePrincipal":SPOT_SLR_ARN,"operations":["Encrypt","Decrypt"],"constrained":False}])
 write("ebs-cmk-spot-grant-incomplete", b, ["KD3010"])
+
+# aws/karpenter-provider-aws#1407 and #4935: volumes encrypted with a customer managed key the
+# controller role may not use. EC2 accepts the launch and ends the instance right after it
+# (StateReason Server.InternalError, "Client.InternalError: Client error on launch"); Karpenter
+# sees a launched NodeClaim whose node never registers. KD6002 reads the instance and names
+# the key as the cause instead of the registration checks.
+stuck=claim("default-k7m2p", registered=("Unknown","NodeNotFound","Node not registered with cluster"),
+            initialized=("Unknown","NodeNotFound","Node not registered with cluster"), since="2026-11-23T09:41:00Z")
+stuck_id=stuck["status"]["providerID"].rsplit("/",1)[1]
+b=bundle("Node volumes use a customer managed key whose policy delegates to IAM, and the controller role's policy grants no use of it: EC2 terminates each instance right after launch with Client.InternalError: Client error on launch, and its NodeClaim stays Registered=Unknown (NodeNotFound), as in aws/karpenter-provider-aws#1407 and #4935.",
+    ncs=[custom_nc({"blockDeviceMappings":[{"deviceName":"/dev/xvda","ebs":{"volumeSize":"20Gi","volumeType":"gp3","encrypted":True,"kmsKeyID":KEY_ARN}}]})],
+    overrides=[fact({"kmsKey":{"keyId":KEY_ARN}}, {"keyId":KEY_ID,"arn":KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY}),
+               fact("nodeClaims", [stuck]),
+               fact({"ec2Instances":{"ids":[stuck_id]}}, [{"instanceId":stuck_id,"state":"terminated","stateReasonCode":"Server.InternalError",
+                    "stateReasonMessage":"Client.InternalError: Client error on launch","launchTime":"2026-11-23T09:40:58Z"}])])
+write("nodeclaim-instance-terminated-kms", b, ["KD3010","KD6002"])

@@ -12,9 +12,9 @@ use serde_json::Value;
 use super::Facts;
 use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
-    Ec2Filter, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey, FargateProfile,
-    IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsGrant, KmsKey,
-    KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, SqsQueue, Subnet,
+    Ec2Filter, Ec2Instance, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey,
+    FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsGrant,
+    KmsKey, KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, SqsQueue, Subnet,
 };
 use crate::iam::simulation::Row;
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -246,6 +246,10 @@ impl Facts {
 
     pub async fn kms_key(&self, key_id: &str) -> Result<Arc<Option<KmsKey>>, FactError> {
         self.get(FactKey::kms_key(key_id.to_string())).await
+    }
+
+    pub async fn ec2_instances(&self, ids: &[String]) -> Result<Arc<Vec<Ec2Instance>>, FactError> {
+        self.get(FactKey::ec2_instances(ids.to_vec())).await
     }
 
     pub async fn kms_grants(

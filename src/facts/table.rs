@@ -343,6 +343,13 @@ facts! {
         };
         display |f| f.write_str("EBS encryption defaults");
 
+    /// Instances by id (`ec2:DescribeInstances`, filtered by `instance-id`, so an instance that
+    /// no longer exists is absent rather than an error): their state and why EC2 ended them.
+    Ec2Instances { ids: Vec<String> } => fn ec2_instances -> Vec<Ec2Instance>;
+        ops [aws("ec2", "DescribeInstances")];
+        shape ListOf { field: "instanceId", what: "instances with ids" };
+        display |f| write!(f, "EC2 instances {}", ids.join(", "));
+
     /// `kms:DescribeKey` and the key's default policy (`kms:GetKeyPolicy`); absent is `null`.
     KmsKey { key_id: String } => fn kms_key -> Option<KmsKey>;
         ops [aws("kms", "DescribeKey"), aws("kms", "GetKeyPolicy")];

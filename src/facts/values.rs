@@ -167,6 +167,20 @@ pub struct KmsKey {
     pub policy: String,
 }
 
+/// One EC2 instance as `ec2:DescribeInstances` tells it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Ec2Instance {
+    pub instance_id: String,
+    /// `pending`, `running`, `shutting-down`, `terminated`, …
+    pub state: String,
+    /// `StateReason.Code` (`Server.InternalError`, `Client.UserInitiatedShutdown`, …).
+    pub state_reason_code: Option<String>,
+    /// `StateReason.Message` (`Client.InternalError: Client error on launch`).
+    pub state_reason_message: Option<String>,
+    pub launch_time: Option<String>,
+}
+
 /// One grant on a KMS key (`kms:ListGrants`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

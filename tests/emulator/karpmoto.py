@@ -38,6 +38,7 @@ from moto.core.utils import utcnow  # noqa: E402
 from moto.ec2.exceptions import EC2ClientError, InvalidInstanceTypeError, MissingParameterError  # noqa: E402
 from moto.ec2.models import amis as ec2_amis  # noqa: E402
 from moto.ec2.models import instance_types as ec2_instance_types  # noqa: E402
+from moto.ec2.models import instances as ec2_instances  # noqa: E402
 from moto.ec2.models import security_groups as ec2_security_groups  # noqa: E402
 from moto.ec2.models import subnets as ec2_subnets  # noqa: E402
 from moto.ec2.models import vpcs as ec2_vpcs  # noqa: E402
@@ -790,6 +791,7 @@ PINNABLE = {
     "subnet": (ec2_subnets, "random_subnet_id", "subnet-"),
     "security-group": (ec2_security_groups, "random_security_group_id", "sg-"),
     "image": (ec2_amis, "random_ami_id", "ami-"),
+    "instance": (ec2_instances, "random_instance_id", "i-"),
 }
 
 # The id waiting to be handed out, per kind; moto's server is threaded, requests are not shared.
@@ -866,6 +868,40 @@ def create_security_group(self, *args, tags=None, **kwargs):
     pinned = tags.pop(PIN_TAG, None)
     with _pin("security-group", pinned, lambda i: any(i in groups for groups in self.groups.values())):
         return _original_create_security_group(self, *args, tags=tags, **kwargs)
+
+
+# Instances: a recorded id, and the reason EC2 gave when it ended one. EC2 terminates an
+# instance whose volume's KMS key the launch may not use right after launch, with StateReason
+# {Code: Server.InternalError, Message: "Client.InternalError: Client error on launch"} (EC2
+# user guide, "Troubleshoot instance launch issues"); moto knows only user-initiated shutdowns.
+STATE_REASON_TAG = "karpmoto:state-reason"  # "Code|Message", applied when it is terminated
+_original_run_instances = ec2_instances.InstanceBackend.run_instances
+_original_terminate = ec2_instances.Instance.terminate
+
+
+def run_instances(self, image_id, count, user_data, security_group_names, **kwargs):
+    tags = kwargs.get("tags") or {}
+    instance_tags = dict(tags.get("instance", {}))
+    pinned = instance_tags.pop(PIN_TAG, None)
+    reason = instance_tags.pop(STATE_REASON_TAG, None)
+    if pinned and count != 1:
+        raise _invalid(f"{PIN_TAG} pins one instance; {count} were asked for")
+    kwargs["tags"] = {**tags, "instance": instance_tags}
+    with _pin("instance", pinned, lambda i: any(i == inst.id for inst in self.all_instances())):
+        reservation = _original_run_instances(self, image_id, count, user_data, security_group_names, **kwargs)
+    if reason:
+        for instance in reservation.instances:
+            instance.karpmoto_state_reason = reason
+    return reservation
+
+
+def terminate_instance(self):
+    previous = _original_terminate(self)
+    reason = getattr(self, "karpmoto_state_reason", None)
+    if reason:
+        code, _, message = reason.partition("|")
+        self.state_reason = ec2_instances.StateReason(message, code)
+    return previous
 
 
 _original_register_image = AmisResponse.register_image
@@ -1425,6 +1461,8 @@ def install():
     ):
         setattr(EC2Response, handler.__name__, handler)
     ec2_instance_types.InstanceTypeBackend.describe_instance_types = backend_describe_instance_types
+    ec2_instances.InstanceBackend.run_instances = run_instances
+    ec2_instances.Instance.terminate = terminate_instance
     EC2Response.call_action = ec2_call_action
 
     kms_models.generate_key_id = _pinnable("kms-key", kms_models.generate_key_id)

@@ -1591,3 +1591,39 @@ def test_kms_list_grants_by_grantee(aws, account):
     assert [g["GranteePrincipal"] for g in grants] == [spot]
     assert sorted(grants[0]["Operations"]) == ["CreateGrant", "Decrypt", "DescribeKey"]
     assert len(kms.list_grants(KeyId=key)["Grants"]) == 2
+
+
+def test_instances_keep_a_pinned_id_and_the_reason_ec2_ended_them(aws):
+    ec2 = aws("ec2")
+
+    def launch(instance_id, reason=None):
+        tags = [{"Key": "karpmoto:id", "Value": instance_id}]
+        if reason:
+            tags.append({"Key": "karpmoto:state-reason", "Value": reason})
+        ec2.run_instances(
+            ImageId="ami-0a1b2c3d4e5f60718",
+            MinCount=1,
+            MaxCount=1,
+            InstanceType="m5.large",
+            TagSpecifications=[{"ResourceType": "instance", "Tags": tags}],
+        )
+
+    launch("i-0a1b2c3d4e5f60718", "Server.InternalError|Client.InternalError: Client error on launch")
+    launch("i-0f1e2d3c4b5a69788")
+    ec2.terminate_instances(InstanceIds=["i-0a1b2c3d4e5f60718"])
+    found = {
+        i["InstanceId"]: i
+        for r in ec2.describe_instances(
+            Filters=[{"Name": "instance-id", "Values": ["i-0a1b2c3d4e5f60718", "i-0f1e2d3c4b5a69788", "i-0000000000000dead"]}]
+        )["Reservations"]
+        for i in r["Instances"]
+    }
+    assert set(found) == {"i-0a1b2c3d4e5f60718", "i-0f1e2d3c4b5a69788"}  # an unknown id is left out, not an error
+    ended = found["i-0a1b2c3d4e5f60718"]
+    assert ended["State"]["Name"] == "terminated"
+    assert ended["StateReason"] == {"Code": "Server.InternalError", "Message": "Client.InternalError: Client error on launch"}
+    assert found["i-0f1e2d3c4b5a69788"]["State"]["Name"] == "running"
+    assert not any(t["Key"].startswith("karpmoto:") for t in ended.get("Tags", []))
+    with pytest.raises(ClientError) as err:
+        launch("i-0a1b2c3d4e5f60718")
+    assert_error(err, "InvalidParameterValue", 400)

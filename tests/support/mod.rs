@@ -103,9 +103,17 @@ pub fn reset_emulator(url: &str) {
 /// Limits the emulator's instance types to those a fixture's region offers (its
 /// `ec2InstanceTypes` fact), so a live run judges the same catalogue as the replay.
 pub fn restrict_instance_types(url: &str, names: &[String]) {
+    post_catalogue(url, &serde_json::to_string(names).unwrap());
+}
+
+/// Every instance type moto knows for the region again (until the next reset or restriction).
+pub fn unrestrict_instance_types(url: &str) {
+    post_catalogue(url, "null");
+}
+
+fn post_catalogue(url: &str, body: &str) {
     use std::io::{Read, Write};
     let host = url.trim_start_matches("http://");
-    let body = serde_json::to_string(names).unwrap();
     let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
     write!(
         stream,
@@ -389,6 +397,50 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         }
     }
     let ec2 = aws_sdk_ec2::Client::new(&conf);
+    // Instances as EC2 describes them: a recorded id, and for one EC2 ended, why.
+    for f in of(&facts, "ec2Instances") {
+        for i in f["value"].as_array().unwrap() {
+            let id = i["instanceId"].as_str().unwrap();
+            let mut tags = vec![
+                aws_sdk_ec2::types::Tag::builder()
+                    .key("karpmoto:id")
+                    .value(id)
+                    .build(),
+            ];
+            if let (Some(code), Some(message)) = (
+                i["stateReasonCode"].as_str(),
+                i["stateReasonMessage"].as_str(),
+            ) {
+                tags.push(
+                    aws_sdk_ec2::types::Tag::builder()
+                        .key("karpmoto:state-reason")
+                        .value(format!("{code}|{message}"))
+                        .build(),
+                );
+            }
+            ec2.run_instances()
+                .image_id("ami-0a1b2c3d4e5f60718")
+                .instance_type(aws_sdk_ec2::types::InstanceType::M5Large)
+                .min_count(1)
+                .max_count(1)
+                .tag_specifications(
+                    aws_sdk_ec2::types::TagSpecification::builder()
+                        .resource_type(aws_sdk_ec2::types::ResourceType::Instance)
+                        .set_tags(Some(tags))
+                        .build(),
+                )
+                .send()
+                .await
+                .unwrap();
+            if matches!(i["state"].as_str(), Some("terminated" | "shutting-down")) {
+                ec2.terminate_instances()
+                    .instance_ids(id)
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    }
     for f in of(&facts, "ebsDefaults") {
         if f["value"]["encryptedByDefault"] == true {
             ec2.enable_ebs_encryption_by_default().send().await.unwrap();

@@ -1,5 +1,5 @@
-//! EC2 facts: subnets, security groups, images, instance types and their offerings, and the
-//! account's EBS defaults.
+//! EC2 facts: subnets, security groups, images, instances, instance types and their offerings,
+//! and the account's EBS defaults.
 
 use aws_sdk_ec2::Client;
 use serde_json::{Value, json};
@@ -247,4 +247,34 @@ mod tests {
         }
         assert!(slices.iter().flatten().all(|p| p.ends_with('*')));
     }
+}
+
+/// The instances of `ids` that exist, by a filter: an id EC2 no longer knows (an instance
+/// terminated more than about an hour ago) is left out instead of failing the whole call, as
+/// `InstanceIds` would.
+pub(super) async fn instances(ec2: &Client, ids: &[String]) -> Result<Value, FactError> {
+    use aws_sdk_ec2::types::Filter;
+    let filter = Filter::builder()
+        .name("instance-id")
+        .set_values(Some(ids.to_vec()))
+        .build();
+    let mut pages = ec2
+        .describe_instances()
+        .filters(filter)
+        .into_paginator()
+        .send();
+    let mut out = Vec::new();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| aws_error("ec2:DescribeInstances", e))?;
+        for i in page.reservations().iter().flat_map(|r| r.instances()) {
+            out.push(json!({
+                "instanceId": i.instance_id(),
+                "state": i.state().and_then(|s| s.name()).map(|n| n.as_str().to_string()),
+                "stateReasonCode": i.state_reason().and_then(|r| r.code()),
+                "stateReasonMessage": i.state_reason().and_then(|r| r.message()),
+                "launchTime": i.launch_time().map(|t| t.to_string()),
+            }));
+        }
+    }
+    Ok(Value::Array(out))
 }

@@ -17,7 +17,7 @@ declare_check! {
         title: "launched NodeClaims register their nodes",
         category: Nodeclaim,
         severity: Error,
-        needs: [NodeClaims, Events],
+        needs: [NodeClaims, Events, Ec2Instances],
         run: not_registered,
     }
 }
@@ -33,10 +33,18 @@ const OWNERS: &[&str] = &[
     NODECLASS_NODE_ROLE_INVALID,
 ];
 
+/// An instance terminated at launch with `Client.InternalError`: EC2 could not use a volume's
+/// KMS key (EC2 user guide, "Troubleshoot instance launch issues").
+const KMS_OWNERS: &[&str] = &[NODECLASS_EBS_KMS_UNUSABLE];
+
+/// At most this many instances are looked up per run, the newest stuck claims first: enough
+/// to tell one cause from another without a request per claim of a large pool.
+const INSTANCES_READ: usize = 5;
+
 async fn not_registered(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
     let now = cx.now();
-    let mut findings = Vec::new();
+    let mut stuck_claims = Vec::new();
     for claim in claims.iter() {
         if claim
             .status
@@ -48,24 +56,102 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
         let Some(c) = stuck(claim, "Registered", now) else {
             continue;
         };
-        let instance = claim
+        let provider_id = claim
             .status
             .rest
             .get("providerID")
             .and_then(|v| v.as_str())
             .unwrap_or_default();
+        let instance = provider_id
+            .rsplit('/')
+            .next()
+            .filter(|i| i.starts_with("i-"))
+            .map(str::to_string);
+        stuck_claims.push((claim, c, provider_id, instance));
+    }
+    // What EC2 says of the instances: an instance terminated at launch with
+    // Client.InternalError never reached its kubelet (a volume whose KMS key the launch may not
+    // use), which no registration check can see. Evidence only: the claim is stuck either way.
+    let mut newest: Vec<&(_, _, _, Option<String>)> = stuck_claims.iter().collect();
+    newest.sort_by(|a, b| b.1.last_transition_time.cmp(&a.1.last_transition_time));
+    let mut ids: Vec<String> = newest
+        .iter()
+        .filter_map(|(_, _, _, i)| i.clone())
+        .take(INSTANCES_READ)
+        .collect();
+    // One request, however the claims were listed.
+    ids.sort();
+    let instances = if ids.is_empty() {
+        None
+    } else {
+        Some(cx.enrich(cx.ec2_instances(&ids)).await)
+    };
+    let mut findings = Vec::new();
+    for (claim, c, provider_id, instance) in &stuck_claims {
+        let mut message = format!("launched but its node never registered ({})", c.describe());
+        let mut owners = OWNERS;
+        let mut state = None;
+        if let (Some(id), Some(read)) = (instance, &instances)
+            && ids.contains(id)
+        {
+            state = Some(match read {
+                Err(e) => format!("could not read instance {id}: {e}"),
+                Ok(found) => match found.iter().find(|i| &i.instance_id == id) {
+                    None => format!(
+                        "{id} is gone (EC2 keeps a terminated instance about an hour)"
+                    ),
+                    Some(i) => {
+                        let reason = i
+                            .state_reason_message
+                            .clone()
+                            .or_else(|| i.state_reason_code.clone())
+                            .unwrap_or_default();
+                        if matches!(i.state.as_str(), "terminated" | "shutting-down")
+                            && reason.contains("InternalError")
+                        {
+                            message = format!(
+                                "launched but EC2 terminated its instance {id} at launch ({reason}): a volume whose KMS key the launch may not use ends this way, before the kubelet starts"
+                            );
+                            owners = KMS_OWNERS;
+                        }
+                        if reason.is_empty() {
+                            format!("{id} is {}", i.state)
+                        } else {
+                            format!("{id} is {} ({reason})", i.state)
+                        }
+                    }
+                },
+            });
+        }
+        let mut f = Finding::new(object(claim), message)
+            .evidence("nodePool", pool_of(claim))
+            .evidence("condition", c.describe())
+            .evidence("providerID", provider_id.to_string())
+            .evidence("since", c.last_transition_time.clone().unwrap_or_default());
+        if let Some(state) = state {
+            f = f.evidence("instance", state);
+        }
+        let instance_id = instance.as_deref().unwrap_or("<instance-id>");
+        let hint = if owners == KMS_OWNERS {
+            format!("the instance never booted: see {}", owners.join(", "))
+        } else {
+            format!(
+                "the instance runs but the API server refuses or never hears from its kubelet: see {}",
+                owners.join(", ")
+            )
+        };
         findings.push(
-            Finding::new(object(claim), format!("launched but its node never registered ({})", c.describe()))
-                .evidence("nodePool", pool_of(claim))
-                .evidence("condition", c.describe())
-                .evidence("providerID", instance)
-                .evidence("since", c.last_transition_time.clone().unwrap_or_default())
-                .hint(format!("the instance runs but the API server refuses or never hears from its kubelet: see {}", OWNERS.join(", ")))
-                .owned_by_checks(OWNERS)
-                .fix(format!("kubectl describe nodeclaim {}", claim.metadata.name.as_deref().unwrap_or_default()))
+            f.hint(hint)
+                .owned_by_checks(owners)
                 .fix(format!(
-                    "aws ec2 get-console-output --instance-id {} --latest --output text",
-                    instance.rsplit('/').next().unwrap_or("<instance-id>")
+                    "kubectl describe nodeclaim {}",
+                    claim.metadata.name.as_deref().unwrap_or_default()
+                ))
+                .fix(format!(
+                    "aws ec2 describe-instances --instance-ids {instance_id} --query 'Reservations[].Instances[].[State.Name,StateReason.Message]' --output text"
+                ))
+                .fix(format!(
+                    "aws ec2 get-console-output --instance-id {instance_id} --latest --output text"
                 )),
         );
     }
