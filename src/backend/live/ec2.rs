@@ -220,35 +220,6 @@ fn ec2_tags(tags: &[aws_sdk_ec2::types::Tag]) -> serde_json::Map<String, Value> 
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn instance_type_slices_cover_every_name_exactly_once() {
-        let slices = instance_type_slices();
-        assert!(
-            slices.len() <= 8,
-            "one EC2 concurrency limit's worth of lists"
-        );
-        for a in TYPE_NAME_CHARS.chars() {
-            for b in TYPE_NAME_CHARS.chars() {
-                let name = format!("{a}{b}x.large");
-                let hits = slices
-                    .iter()
-                    .filter(|patterns| {
-                        patterns
-                            .iter()
-                            .any(|p| name.starts_with(p.trim_end_matches('*')))
-                    })
-                    .count();
-                assert_eq!(hits, 1, "{name}");
-            }
-        }
-        assert!(slices.iter().flatten().all(|p| p.ends_with('*')));
-    }
-}
-
 /// The instances of `ids` that exist, by a filter: an id EC2 no longer knows (an instance
 /// terminated more than about an hour ago) is left out instead of failing the whole call, as
 /// `InstanceIds` would.
@@ -277,4 +248,33 @@ pub(super) async fn instances(ec2: &Client, ids: &[String]) -> Result<Value, Fac
         }
     }
     Ok(Value::Array(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_type_slices_cover_every_name_exactly_once() {
+        let slices = instance_type_slices();
+        assert!(
+            slices.len() <= 8,
+            "one EC2 concurrency limit's worth of lists"
+        );
+        for a in TYPE_NAME_CHARS.chars() {
+            for b in TYPE_NAME_CHARS.chars() {
+                let name = format!("{a}{b}x.large");
+                let hits = slices
+                    .iter()
+                    .filter(|patterns| {
+                        patterns
+                            .iter()
+                            .any(|p| name.starts_with(p.trim_end_matches('*')))
+                    })
+                    .count();
+                assert_eq!(hits, 1, "{name}");
+            }
+        }
+        assert!(slices.iter().flatten().all(|p| p.ends_with('*')));
+    }
 }
