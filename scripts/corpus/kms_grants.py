@@ -45,3 +45,23 @@ b=bundle("Node volumes use a customer managed key whose policy delegates to IAM,
                fact({"ec2Instances":{"ids":[stuck_id]}}, [{"instanceId":stuck_id,"state":"terminated","stateReasonCode":"Server.InternalError",
                     "stateReasonMessage":"Client.InternalError: Client error on launch","launchTime":"2026-11-23T09:40:58Z"}])])
 write("nodeclaim-instance-terminated-kms", b, ["KD3010","KD6002"])
+
+# A golden AMI of the account whose root snapshot is encrypted with a customer managed key (the
+# usual result of copying an image with --encrypted --kms-key-id): a volume made from it keeps
+# that key when the EC2NodeClass's mapping names none (EC2 user guide, "Use encryption with
+# EBS-backed AMIs"), so the controller must be able to use it. Here the key policy delegates to
+# IAM and the controller role's policy grants no KMS use: instances end at launch with
+# Client.InternalError (aws/karpenter-provider-aws#5690 is the cross-account form of this).
+GOLDEN_AMI="ami-0c4d5e6f708192a3b"
+GOLDEN_SNAP="snap-0d5e6f708192a3b4c"
+golden=custom_nc({"amiFamily":"AL2023","amiSelectorTerms":[{"id":GOLDEN_AMI}]})
+golden["status"]["amis"]=[{"id":GOLDEN_AMI,"name":"golden-al2023-eks-1.33-20261115","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}]
+b=bundle("The EC2NodeClass selects the platform team's golden AMI by id; its root snapshot is encrypted with a customer managed key (the image was copied with --encrypted --kms-key-id), and the class's volumes name no key, so each node's root volume uses that key. The key policy delegates to IAM and the controller role's policy grants no KMS use: instances end at launch with Client.InternalError.",
+    ncs=[golden],
+    overrides=[fact({"ec2Images":{"filters":[{"name":"image-id","values":[GOLDEN_AMI]}],"owners":[]}},
+                    [{"imageId":GOLDEN_AMI,"name":"golden-al2023-eks-1.33-20261115","architecture":"x86_64","state":"available","ownerId":"111122223333",
+                      "creationDate":"2026-11-15T00:00:00.000Z","deprecationTime":None,"tags":{"team":"platform"},
+                      "blockDevices":[{"deviceName":"/dev/xvda","snapshotId":GOLDEN_SNAP,"encrypted":True}]}]),
+               fact({"ec2Snapshots":{"ids":[GOLDEN_SNAP]}}, [{"snapshotId":GOLDEN_SNAP,"encrypted":True,"kmsKeyId":KEY_ARN,"ownerId":"111122223333"}]),
+               fact({"kmsKey":{"keyId":KEY_ARN}}, {"keyId":KEY_ID,"arn":KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY})])
+write("ami-snapshot-cmk-unusable", b, ["KD3010"])

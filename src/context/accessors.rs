@@ -14,7 +14,8 @@ use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
     Ec2Filter, Ec2Instance, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey,
     FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsGrant,
-    KmsKey, KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, SqsQueue, Subnet,
+    KmsKey, KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, Snapshot, SqsQueue,
+    Subnet,
 };
 use crate::iam::simulation::Row;
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -246,6 +247,10 @@ impl Facts {
 
     pub async fn kms_key(&self, key_id: &str) -> Result<Arc<Option<KmsKey>>, FactError> {
         self.get(FactKey::kms_key(key_id.to_string())).await
+    }
+
+    pub async fn ec2_snapshots(&self, ids: &[String]) -> Result<Arc<Vec<Snapshot>>, FactError> {
+        self.get(FactKey::ec2_snapshots(ids.to_vec())).await
     }
 
     pub async fn ec2_instances(&self, ids: &[String]) -> Result<Arc<Vec<Ec2Instance>>, FactError> {

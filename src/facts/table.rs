@@ -343,6 +343,14 @@ facts! {
         };
         display |f| f.write_str("EBS encryption defaults");
 
+    /// EBS snapshots by id (`ec2:DescribeSnapshots`, filtered by `snapshot-id`, so one the
+    /// account may not see is absent rather than an error): whether each is encrypted, with
+    /// which KMS key, and whose it is.
+    Ec2Snapshots { ids: Vec<String> } => fn ec2_snapshots -> Vec<Snapshot>;
+        ops [aws("ec2", "DescribeSnapshots")];
+        shape ListOf { field: "snapshotId", what: "snapshots with ids" };
+        display |f| write!(f, "EBS snapshots {}", ids.join(", "));
+
     /// Instances by id (`ec2:DescribeInstances`, filtered by `instance-id`, so an instance that
     /// no longer exists is absent rather than an error): their state and why EC2 ended them.
     Ec2Instances { ids: Vec<String> } => fn ec2_instances -> Vec<Ec2Instance>;

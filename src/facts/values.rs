@@ -112,6 +112,28 @@ pub struct Image {
     pub creation_date: Option<String>,
     pub deprecation_time: Option<String>,
     pub tags: std::collections::BTreeMap<String, String>,
+    /// The image's EBS volumes (`BlockDeviceMappings[].Ebs`).
+    pub block_devices: Vec<ImageBlockDevice>,
+}
+
+/// One EBS volume of an image.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ImageBlockDevice {
+    pub device_name: Option<String>,
+    pub snapshot_id: Option<String>,
+    pub encrypted: Option<bool>,
+}
+
+/// One EBS snapshot (`ec2:DescribeSnapshots`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Snapshot {
+    pub snapshot_id: String,
+    pub encrypted: bool,
+    /// The KMS key's ARN, for an encrypted snapshot.
+    pub kms_key_id: Option<String>,
+    pub owner_id: String,
 }
 
 /// `iam:GetInstanceProfile`.

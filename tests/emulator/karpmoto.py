@@ -35,8 +35,14 @@ os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 
 from moto.core.responses import ActionResult, BaseResponse, EmptyResult  # noqa: E402
 from moto.core.utils import utcnow  # noqa: E402
-from moto.ec2.exceptions import EC2ClientError, InvalidInstanceTypeError, MissingParameterError  # noqa: E402
+from moto.ec2.exceptions import (  # noqa: E402
+    EC2ClientError,
+    InvalidInstanceTypeError,
+    InvalidSnapshotIdError,
+    MissingParameterError,
+)
 from moto.ec2.models import amis as ec2_amis  # noqa: E402
+from moto.ec2.models import elastic_block_store as ec2_ebs  # noqa: E402
 from moto.ec2.models import instance_types as ec2_instance_types  # noqa: E402
 from moto.ec2.models import instances as ec2_instances  # noqa: E402
 from moto.ec2.models import security_groups as ec2_security_groups  # noqa: E402
@@ -44,6 +50,7 @@ from moto.ec2.models import subnets as ec2_subnets  # noqa: E402
 from moto.ec2.models import vpcs as ec2_vpcs  # noqa: E402
 from moto.ec2.responses import EC2Response  # noqa: E402
 from moto.ec2.responses.amis import AmisResponse  # noqa: E402
+from moto.ec2.responses.elastic_block_store import ElasticBlockStore  # noqa: E402
 from moto.eks import models as eks_models  # noqa: E402
 from moto.eks import urls as eks_urls  # noqa: E402
 from moto.eks.exceptions import (  # noqa: E402
@@ -792,6 +799,7 @@ PINNABLE = {
     "security-group": (ec2_security_groups, "random_security_group_id", "sg-"),
     "image": (ec2_amis, "random_ami_id", "ami-"),
     "instance": (ec2_instances, "random_instance_id", "i-"),
+    "snapshot": (ec2_ebs, "random_snapshot_id", "snap-"),
 }
 
 # The id waiting to be handed out, per kind; moto's server is threaded, requests are not shared.
@@ -904,6 +912,44 @@ def terminate_instance(self):
     return previous
 
 
+# Snapshots: a recorded id, and the key ARN EC2 reports. moto's CreateSnapshot of an encrypted
+# volume says Encrypted=true but drops the key (KmsKeyId absent), and CreateVolume keeps KmsKeyId
+# as given, where EC2 reports the key's ARN for both.
+SNAPSHOT_TAGS = {PIN_TAG}
+_original_create_volume = ec2_ebs.EBSBackend.create_volume
+_original_backend_create_snapshot = ec2_ebs.EBSBackend.create_snapshot
+
+
+def create_volume(self, *args, kms_key_id=None, **kwargs):
+    if kms_key_id:
+        # A key of the caller's account and region, by id, alias or alias ARN, becomes its ARN;
+        # anything else is kept as given (moto does not check it).
+        kms_key_id = _kms_key_arn(self, kms_key_id)
+    return _original_create_volume(self, *args, kms_key_id=kms_key_id, **kwargs)
+
+
+def backend_create_snapshot(self, volume_id, *args, **kwargs):
+    snapshot = _original_backend_create_snapshot(self, volume_id, *args, **kwargs)
+    if snapshot.encrypted and snapshot.kms_key_id is None:
+        snapshot.kms_key_id = snapshot.volume.kms_key_id
+    return snapshot
+
+
+def create_snapshot(self):
+    """moto's CreateSnapshot, with the id from a `karpmoto:id` tag on the snapshot."""
+    tags = self._parse_tag_specification()
+    snapshot_tags = dict(tags.get("snapshot", {}))
+    control = {k: snapshot_tags.pop(k) for k in list(snapshot_tags) if k.startswith("karpmoto:")}
+    unknown = set(control) - SNAPSHOT_TAGS
+    if unknown:
+        raise _invalid(f"unknown karpmoto tag(s) {sorted(unknown)}; known: {sorted(SNAPSHOT_TAGS)}")
+    self.error_on_dryrun()
+    with _pin("snapshot", control.get(PIN_TAG), lambda i: i in self.ec2_backend.snapshots):
+        snapshot = self.ec2_backend.create_snapshot(self._get_param("VolumeId"), self._get_param("Description"))
+    snapshot.add_tags(snapshot_tags)
+    return ActionResult(snapshot)
+
+
 _original_register_image = AmisResponse.register_image
 _original_describe_images = AmisResponse.describe_images
 
@@ -934,6 +980,7 @@ def register_image(self):
     if created:
         # moto keeps a naive UTC datetime and formats it like AWS (2025-01-02T03:04:05.000Z).
         created = _iso_time(created, "karpmoto:creation-date").astimezone(timezone.utc).replace(tzinfo=None)
+    mappings = _block_device_mappings(self.ec2_backend, self._get_param("BlockDeviceMappings", []))
     with _pin("image", control.get(PIN_TAG), lambda i: i in self.ec2_backend.amis):
         result = _original_register_image(self)
     image = self.ec2_backend.amis[result.result["ImageId"]]
@@ -945,6 +992,8 @@ def register_image(self):
     ):
         if self._get_param(param):
             setattr(image, attr, self._get_param(param))
+    if mappings:
+        _use_block_device_mappings(image, mappings)
     owner = control.get("karpmoto:owner")
     if owner and owner != image.owner_id:
         image.owner_id = owner
@@ -958,6 +1007,58 @@ def register_image(self):
         image.creation_date = created
     image.add_tags(tags)
     return result
+
+
+def _block_device_mappings(backend, requested):
+    """RegisterImage's BlockDeviceMappings as DescribeImages reports them. An EBS mapping names a
+    snapshot of the caller's account and region (else InvalidSnapshot.NotFound, as in AWS) and
+    reports its encryption; size defaults to the snapshot's, type to gp2 and DeleteOnTermination
+    to true (EC2 API reference, EbsBlockDevice)."""
+    mappings = []
+    for entry in requested or []:
+        mapping = {k: entry[k] for k in ("DeviceName", "VirtualName", "NoDevice") if entry.get(k) is not None}
+        ebs = entry.get("Ebs")
+        if ebs is not None:
+            snapshot_id = ebs.get("SnapshotId")
+            if not snapshot_id:
+                raise _invalid(f"{entry.get('DeviceName')}: karpmoto needs Ebs.SnapshotId in RegisterImage")
+            snapshot = backend.snapshots.get(snapshot_id)
+            if snapshot is None:
+                raise InvalidSnapshotIdError()
+            delete = ebs.get("DeleteOnTermination")
+            mapping["Ebs"] = {
+                "SnapshotId": snapshot_id,
+                "VolumeSize": int(ebs.get("VolumeSize") or snapshot.volume_size),
+                "VolumeType": ebs.get("VolumeType") or "gp2",
+                "DeleteOnTermination": True if delete is None else str(delete).lower() == "true",
+                "Encrypted": bool(snapshot.encrypted),
+            }
+            for key in ("Iops", "Throughput"):
+                if ebs.get(key) is not None:
+                    mapping["Ebs"][key] = int(ebs[key])
+        mappings.append(mapping)
+    return mappings
+
+
+def _use_block_device_mappings(image, mappings):
+    """Serve `mappings` for `image` instead of moto's one 15 GiB volume, whose snapshot is dropped."""
+    image.karpmoto_block_device_mappings = mappings
+    image.ec2_backend.snapshots.pop(image.ebs_snapshot.id, None)
+    if any(m.get("DeviceName") == image.root_device_name and "Ebs" in m for m in mappings):
+        image.root_device_type = "ebs"
+    for mapping in mappings:
+        if "Ebs" in mapping:
+            # DeleteSnapshot of a snapshot an AMI uses gives InvalidSnapshot.InUse, as in AWS.
+            image.ec2_backend.snapshots[mapping["Ebs"]["SnapshotId"]].from_ami = image.id
+
+
+_moto_block_device_mappings = ec2_amis.Ami.block_device_mappings
+
+
+@property
+def ami_block_device_mappings(self):
+    mappings = getattr(self, "karpmoto_block_device_mappings", None)
+    return mappings if mappings is not None else _moto_block_device_mappings.fget(self)
 
 
 def describe_images(self):
@@ -1449,6 +1550,10 @@ def install():
     ec2_subnets.SubnetBackend.create_subnet = create_subnet
     ec2_security_groups.SecurityGroupBackend.create_security_group = create_security_group
     AmisResponse.register_image = register_image
+    ec2_amis.Ami.block_device_mappings = ami_block_device_mappings
+    ec2_ebs.EBSBackend.create_volume = create_volume
+    ec2_ebs.EBSBackend.create_snapshot = backend_create_snapshot
+    ElasticBlockStore.create_snapshot = create_snapshot
     AmisResponse.describe_images = describe_images
     # On EC2Response itself: stock moto defines ModifyEbsDefaultKmsKeyId on a mixin (resolving
     # the key through KMS and failing for unknown ones), and EC2Response is what the server routes to.

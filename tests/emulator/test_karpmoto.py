@@ -828,6 +828,197 @@ def test_register_image_refuses_bad_karpmoto_tags(aws):
     assert ec2.describe_images(Owners=["self"])["Images"] == []
 
 
+# --- EC2: snapshots and the images that use them ----------------------------------------------
+
+SNAPSHOT_ID = "snap-0a1b2c3d4e5f60718"
+SNAPSHOT_FIELDS = ("SnapshotId", "VolumeId", "VolumeSize", "State", "OwnerId", "Encrypted", "KmsKeyId")
+
+
+def snapshot_fields(snapshot):
+    return {k: snapshot[k] for k in SNAPSHOT_FIELDS if k in snapshot}
+
+
+def encrypted_volume(ec2, key_ref=None, size=20):
+    extra = {"KmsKeyId": key_ref} if key_ref else {}
+    return ec2.create_volume(AvailabilityZone="us-west-2a", Size=size, Encrypted=True, **extra)["VolumeId"]
+
+
+def test_snapshots_keep_a_pinned_id_and_report_their_key_arn(aws, account):
+    ec2, kms = aws("ec2"), aws("kms")
+    arn = kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))["KeyMetadata"]["Arn"]
+    kms.create_alias(AliasName="alias/golden-ami", TargetKeyId=KEY_ID)
+    # EC2 reports a volume's key by its ARN, however CreateVolume named it (moto kept it as given).
+    for key_ref in (KEY_ID, arn, "alias/golden-ami"):
+        volume_id = encrypted_volume(ec2, key_ref)
+        assert ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]["KmsKeyId"] == arn
+
+    created = ec2.create_snapshot(
+        VolumeId=volume_id,
+        Description="golden root",
+        TagSpecifications=pinned("snapshot", SNAPSHOT_ID, team="platform"),
+    )
+    assert snapshot_fields(created) == {
+        "SnapshotId": SNAPSHOT_ID,
+        "VolumeId": volume_id,
+        "VolumeSize": 20,
+        "State": "completed",
+        "OwnerId": account,
+        "Encrypted": True,
+        "KmsKeyId": arn,  # stock moto leaves the key out
+    }
+    assert tags_of(created) == {"team": "platform"}  # the pin tag is not stored
+
+    # Without a pin the id stays random; an unencrypted snapshot has no key.
+    plain_volume = ec2.create_volume(AvailabilityZone="us-west-2a", Size=8)["VolumeId"]
+    plain = ec2.create_snapshot(VolumeId=plain_volume)
+    assert re.fullmatch(r"snap-[0-9a-f]{17}", plain["SnapshotId"])
+    assert (plain["Encrypted"], "KmsKeyId" in plain) == (False, False)
+
+    # A reused id, another prefix or an unknown karpmoto tag is refused, and nothing is made.
+    for spec in (
+        pinned("snapshot", SNAPSHOT_ID),
+        pinned("snapshot", "vol-0a1b2c3d4e5f60719"),
+        tag_spec("snapshot", **{"karpmoto:owner": "111122223333"}),
+    ):
+        with pytest.raises(ClientError) as err:
+            ec2.create_snapshot(VolumeId=volume_id, TagSpecifications=spec)
+        assert_error(err, "InvalidParameterValue", 400)
+    snapshots = ec2.describe_snapshots(OwnerIds=["self"])["Snapshots"]
+    assert sorted(s["SnapshotId"] for s in snapshots) == sorted([SNAPSHOT_ID, plain["SnapshotId"]])
+
+
+def test_describe_snapshots_by_id_filter_leaves_unknown_ids_out(aws, account):
+    ec2, kms = aws("ec2"), aws("kms")
+    arn = kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))["KeyMetadata"]["Arn"]
+    cmk_volume = encrypted_volume(ec2, KEY_ID)
+    ec2.create_snapshot(VolumeId=cmk_volume, TagSpecifications=pinned("snapshot", SNAPSHOT_ID))
+    # Encrypted without KmsKeyId: the account's default, the AWS managed aws/ebs key.
+    default_volume = encrypted_volume(ec2, size=30)
+    ec2.create_snapshot(VolumeId=default_volume, TagSpecifications=pinned("snapshot", "snap-0000000000000000b"))
+    managed_arn = kms.describe_key(KeyId="alias/aws/ebs")["KeyMetadata"]["Arn"]
+
+    answer = ec2.describe_snapshots(
+        Filters=[{"Name": "snapshot-id", "Values": [SNAPSHOT_ID, "snap-0000000000000000b", "snap-0000000000000dead"]}]
+    )["Snapshots"]
+    assert sorted((snapshot_fields(s) for s in answer), key=lambda s: s["SnapshotId"]) == [
+        {
+            "SnapshotId": "snap-0000000000000000b",
+            "VolumeId": default_volume,
+            "VolumeSize": 30,
+            "State": "completed",
+            "OwnerId": account,
+            "Encrypted": True,
+            "KmsKeyId": managed_arn,
+        },
+        {
+            "SnapshotId": SNAPSHOT_ID,
+            "VolumeId": cmk_volume,
+            "VolumeSize": 20,
+            "State": "completed",
+            "OwnerId": account,
+            "Encrypted": True,
+            "KmsKeyId": arn,
+        },
+    ]
+    only_unknown = [{"Name": "snapshot-id", "Values": ["snap-0000000000000dead"]}]
+    assert ec2.describe_snapshots(Filters=only_unknown)["Snapshots"] == []
+    # SnapshotIds, unlike the filter, refuses an unknown id, as EC2 does.
+    with pytest.raises(ClientError) as err:
+        ec2.describe_snapshots(SnapshotIds=[SNAPSHOT_ID, "snap-0000000000000dead"])
+    assert_error(err, "InvalidSnapshot.NotFound", 400)
+
+
+def test_registered_images_report_their_snapshots_encryption(aws, account):
+    ec2, kms = aws("ec2"), aws("kms")
+    kms.create_key(Tags=kms_tags(**{"karpmoto:id": KEY_ID}))
+    ec2.create_snapshot(VolumeId=encrypted_volume(ec2, KEY_ID), TagSpecifications=pinned("snapshot", SNAPSHOT_ID))
+    plain_volume = ec2.create_volume(AvailabilityZone="us-west-2a", Size=8)["VolumeId"]
+    plain_snapshot = ec2.create_snapshot(VolumeId=plain_volume)["SnapshotId"]
+
+    golden = ec2.register_image(
+        Name="team-golden-x86_64",
+        Architecture="x86_64",
+        RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": SNAPSHOT_ID, "VolumeType": "gp3", "VolumeSize": 20}}
+        ],
+        TagSpecifications=pinned("image", "ami-0fedcba987654321a", team="platform"),
+    )["ImageId"]
+    [image] = ec2.describe_images(ImageIds=[golden])["Images"]
+    fields = ("ImageId", "OwnerId", "RootDeviceName", "RootDeviceType", "BlockDeviceMappings")
+    assert {k: image[k] for k in fields} == {
+        "ImageId": "ami-0fedcba987654321a",
+        "OwnerId": account,
+        "RootDeviceName": "/dev/xvda",
+        "RootDeviceType": "ebs",
+        "BlockDeviceMappings": [
+            {
+                "DeviceName": "/dev/xvda",
+                "Ebs": {
+                    "SnapshotId": SNAPSHOT_ID,
+                    "VolumeType": "gp3",
+                    "VolumeSize": 20,
+                    "DeleteOnTermination": True,
+                    "Encrypted": True,  # the snapshot's
+                },
+            }
+        ],
+    }
+    [by_filter] = ec2.describe_images(Filters=[{"Name": "image-id", "Values": [golden]}])["Images"]
+    assert by_filter["BlockDeviceMappings"] == image["BlockDeviceMappings"]
+
+    assert tags_of(image) == {"team": "platform"}
+
+    # Defaults: the snapshot's size and gp2; DeleteOnTermination as given.
+    other = register(ec2, "team-plain", "ami-0fedcba987654321b")
+    ec2.register_image(
+        Name="team-plain-2",
+        RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": plain_snapshot, "DeleteOnTermination": False}}
+        ],
+        TagSpecifications=pinned("image", "ami-0fedcba987654321c"),
+    )
+    [plain_image] = ec2.describe_images(ImageIds=["ami-0fedcba987654321c"])["Images"]
+    assert plain_image["BlockDeviceMappings"] == [
+        {
+            "DeviceName": "/dev/xvda",
+            "Ebs": {
+                "SnapshotId": plain_snapshot,
+                "VolumeType": "gp2",
+                "VolumeSize": 8,
+                "DeleteOnTermination": False,
+                "Encrypted": False,
+            },
+        }
+    ]
+    # An image registered without mappings keeps moto's one 15 GiB volume and the snapshot moto
+    # makes for it; the images with mappings got no such snapshot.
+    [moto_image] = ec2.describe_images(ImageIds=[other])["Images"]
+    assert moto_image["RootDeviceType"] == "standard"
+    [moto_mapping] = moto_image["BlockDeviceMappings"]
+    assert moto_mapping["Ebs"]["VolumeSize"] == 15
+    own = ec2.describe_snapshots(OwnerIds=["self"])["Snapshots"]
+    moto_snapshot = moto_mapping["Ebs"]["SnapshotId"]
+    assert sorted(s["SnapshotId"] for s in own) == sorted([SNAPSHOT_ID, plain_snapshot, moto_snapshot])
+
+    # A snapshot an image uses cannot be deleted; an unknown snapshot cannot be registered.
+    with pytest.raises(ClientError) as err:
+        ec2.delete_snapshot(SnapshotId=SNAPSHOT_ID)
+    assert_error(err, "InvalidSnapshot.InUse", 400)
+    unknown_snapshot = {"SnapshotId": "snap-0000000000000dead"}
+    for ebs, code in ((unknown_snapshot, "InvalidSnapshot.NotFound"), ({"VolumeSize": 8}, "InvalidParameterValue")):
+        with pytest.raises(ClientError) as err:
+            ec2.register_image(
+                Name="team-missing",
+                RootDeviceName="/dev/xvda",
+                BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": ebs}],
+                TagSpecifications=pinned("image", "ami-0fedcba987654321d"),
+            )
+        assert_error(err, code, 400)
+    assert image_ids(ec2, Owners=["self"]) == sorted([golden, other, "ami-0fedcba987654321c"])  # nothing half-made
+
+
 # --- KMS: pinned key ids -----------------------------------------------------------------------
 
 KEY_ID = "1234abcd-12ab-34cd-56ef-1234567890ab"

@@ -745,11 +745,66 @@ async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
             if let Some(t) = i["creationDate"].as_str() {
                 extra.insert("karpmoto:creation-date".into(), t.into());
             }
+            // The image's encrypted snapshots, made as EC2 makes them: a volume encrypted
+            // with the snapshot's key (from the fixture's `ec2Snapshots`), snapshotted under
+            // its recorded id.
+            let mut mappings = Vec::new();
+            for d in i["blockDevices"].as_array().into_iter().flatten() {
+                let (Some(device), Some(snapshot)) =
+                    (d["deviceName"].as_str(), d["snapshotId"].as_str())
+                else {
+                    continue;
+                };
+                let Some(recorded) = facts
+                    .iter()
+                    .filter(|f| f["fact"].get("ec2Snapshots").is_some())
+                    .flat_map(|f| f["value"].as_array().into_iter().flatten())
+                    .find(|s| s["snapshotId"] == snapshot)
+                else {
+                    continue;
+                };
+                let volume = ec2
+                    .create_volume()
+                    .availability_zone("us-west-2a")
+                    .size(20)
+                    .encrypted(recorded["encrypted"] == true)
+                    .set_kms_key_id(recorded["kmsKeyId"].as_str().map(str::to_string))
+                    .send()
+                    .await
+                    .unwrap();
+                ec2.create_snapshot()
+                    .volume_id(volume.volume_id().unwrap())
+                    .tag_specifications(spec(
+                        ResourceType::Snapshot,
+                        snapshot,
+                        &serde_json::json!({}),
+                    ))
+                    .send()
+                    .await
+                    .unwrap();
+                mappings.push(
+                    aws_sdk_ec2::types::BlockDeviceMapping::builder()
+                        .device_name(device)
+                        .ebs(
+                            aws_sdk_ec2::types::EbsBlockDevice::builder()
+                                .snapshot_id(snapshot)
+                                .volume_type(aws_sdk_ec2::types::VolumeType::Gp3)
+                                .volume_size(20)
+                                .build(),
+                        )
+                        .build(),
+                );
+            }
+            let root = mappings
+                .first()
+                .and_then(|m| m.device_name().map(str::to_string));
             ec2.register_image()
                 .name(i["name"].as_str().unwrap())
                 .architecture(ArchitectureValues::from(
                     i["architecture"].as_str().unwrap(),
                 ))
+                .set_root_device_name(root)
+                .set_block_device_mappings((!mappings.is_empty()).then_some(mappings))
                 .tag_specifications(spec(ResourceType::Image, id, &tags))
                 .send()
                 .await

@@ -83,6 +83,14 @@ pub(super) async fn images(
                 "creationDate": i.creation_date(),
                 "deprecationTime": i.deprecation_time(),
                 "tags": ec2_tags(i.tags()),
+                "blockDevices": i.block_device_mappings().iter().filter_map(|m| {
+                    let ebs = m.ebs()?;
+                    Some(json!({
+                        "deviceName": m.device_name(),
+                        "snapshotId": ebs.snapshot_id(),
+                        "encrypted": ebs.encrypted(),
+                    }))
+                }).collect::<Vec<_>>(),
             })
         }));
     }
@@ -218,6 +226,35 @@ fn ec2_tags(tags: &[aws_sdk_ec2::types::Tag]) -> serde_json::Map<String, Value> 
     tags.iter()
         .filter_map(|t| Some((t.key()?.to_string(), json!(t.value().unwrap_or_default()))))
         .collect()
+}
+
+/// The snapshots of `ids` the account may see, by a filter: an id it may not see (a snapshot
+/// of another account's AMI that was not shared with it) is left out instead of failing the
+/// call.
+pub(super) async fn snapshots(ec2: &Client, ids: &[String]) -> Result<Value, FactError> {
+    use aws_sdk_ec2::types::Filter;
+    let filter = Filter::builder()
+        .name("snapshot-id")
+        .set_values(Some(ids.to_vec()))
+        .build();
+    let mut pages = ec2
+        .describe_snapshots()
+        .filters(filter)
+        .into_paginator()
+        .send();
+    let mut out = Vec::new();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| aws_error("ec2:DescribeSnapshots", e))?;
+        for s in page.snapshots() {
+            out.push(json!({
+                "snapshotId": s.snapshot_id(),
+                "encrypted": s.encrypted(),
+                "kmsKeyId": s.kms_key_id(),
+                "ownerId": s.owner_id(),
+            }));
+        }
+    }
+    Ok(Value::Array(out))
 }
 
 /// The instances of `ids` that exist, by a filter: an id EC2 no longer knows (an instance

@@ -353,6 +353,7 @@ impl Live {
             }
             FactKey::Ec2InstanceTypes => ec2::instance_types(&aws()?.ec2).boxed(),
             FactKey::Ec2Instances { ids } => ec2::instances(&aws()?.ec2, ids).boxed(),
+            FactKey::Ec2Snapshots { ids } => ec2::snapshots(&aws()?.ec2, ids).boxed(),
             FactKey::Ec2InstanceTypeOfferings => ec2::instance_type_offerings(&aws()?.ec2).boxed(),
             FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).boxed(),
             FactKey::SsmParameters { names } => ssm_kms::parameters(&aws()?.ssm, names).boxed(),

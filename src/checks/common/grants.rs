@@ -229,22 +229,51 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
             nodeclasses: inputs,
         },
     );
-    let answers = futures::future::join_all(
-        probes
-            .iter()
-            .map(|p| cx.simulate(&role.arn, &p.actions, &p.resources, &p.context)),
-    )
+    // Probes with the same request context are asked in one request: the simulator answers
+    // for every action on every resource of a request, and each probe keeps only its own
+    // pairs. Fewer requests, and fewer rounds of them under IAM's concurrency limit.
+    let mut requests: Vec<Batch> = Vec::new();
+    for (i, p) in probes.iter().enumerate() {
+        match requests.iter_mut().find(|b| b.context == p.context) {
+            Some(b) => {
+                b.actions.extend(p.actions.iter().cloned());
+                b.resources.extend(p.resources.iter().cloned());
+                b.probes.push(i);
+            }
+            None => requests.push(Batch {
+                context: p.context.clone(),
+                actions: p.actions.iter().cloned().collect(),
+                resources: p.resources.iter().cloned().collect(),
+                probes: vec![i],
+            }),
+        }
+    }
+    let principal = role.arn.as_str();
+    let answers = futures::future::join_all(requests.iter().map(|b| {
+        let actions: Vec<String> = b.actions.iter().cloned().collect();
+        let resources: Vec<String> = b.resources.iter().cloned().collect();
+        async move {
+            cx.simulate(principal, &actions, &resources, &b.context)
+                .await
+        }
+    }))
     .await;
     let mut rows = Vec::new();
-    for (i, answer) in answers.into_iter().enumerate() {
-        for row in answer? {
-            let attribution = attribute(&row);
-            rows.push(Decided {
-                row,
-                attribution,
-                probe: i,
-                launch: None,
-            });
+    for (batch, answer) in requests.iter().zip(answers) {
+        let answer = answer?;
+        for &i in &batch.probes {
+            let p = &probes[i];
+            for row in answer
+                .iter()
+                .filter(|r| p.actions.contains(&r.action) && p.resources.contains(&r.resource))
+            {
+                rows.push(Decided {
+                    row: row.clone(),
+                    attribution: attribute(row),
+                    probe: i,
+                    launch: None,
+                });
+            }
         }
     }
     let rows = with_launch_values(cx, &role.arn, &probes, rows, &nodeclasses, &nodepools).await?;
@@ -608,6 +637,14 @@ fn nodeclass_input(
         capacity_reservations: nc.spec.contains_key("capacityReservationSelectorTerms"),
         placement_group: nc.spec.contains_key("placementGroupSelector"),
     }
+}
+
+/// One simulation request standing for the probes that share its context.
+struct Batch {
+    context: Vec<ContextEntry>,
+    actions: BTreeSet<String>,
+    resources: BTreeSet<String>,
+    probes: Vec<usize>,
 }
 
 /// A launch a guardrail (`who`: "an organization SCP", "the permissions boundary …") denies

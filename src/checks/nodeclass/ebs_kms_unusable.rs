@@ -3,7 +3,7 @@
 //! terminates the instance with `Client.InternalError`: the NodeClaim disappears with no
 //! useful error. Spot launches also need the Spot service-linked role to be allowed on the key.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -12,7 +12,7 @@ use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::grants;
 use crate::checks::common::nodeclass::object;
 use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
-use crate::ec2;
+use crate::ec2::{self, AmiTerm};
 use crate::facts::KmsGrant;
 use crate::iam::policy::{PolicyDocument, Statement};
 use crate::iam::reference::{self, Probe};
@@ -26,7 +26,7 @@ declare_check! {
         title: "the KMS keys of every EC2NodeClass's volumes are enabled and usable by the controller (and by Spot)",
         category: Nodeclass,
         severity: Error,
-        needs: [Ec2NodeClasses, NodePools, EksCluster, ControllerDeployments, EbsDefaults, KmsKey, KmsGrants, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
+        needs: [Ec2NodeClasses, NodePools, EksCluster, ControllerDeployments, EbsDefaults, KmsKey, KmsGrants, Ec2Images, Ec2Snapshots, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
         run: ebs_kms_unusable,
     }
 }
@@ -41,13 +41,17 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
     let root = format!("arn:{}:iam::{}:root", arn.partition, arn.account);
     let mut findings = Vec::new();
     for nc in classes.iter() {
-        let keys = volume_keys(
+        let mut keys = volume_keys(
             nc,
             defaults.encrypted_by_default,
             &defaults.default_kms_key_id,
         );
+        let from_snapshots = ami_snapshot_keys(cx, nc, arn.account).await?;
+        keys.extend(from_snapshots.keys().cloned());
         let spot = ec2::pools_of(nc, &pools).into_iter().any(allows_spot);
         for key_ref in keys {
+            // Where the key comes from, when it is an AMI's own snapshot's.
+            let origin = from_snapshots.get(&key_ref);
             let Some(key) = cx.kms_key(&key_ref).await?.as_ref().clone() else {
                 findings.push(
                     Finding::new(
@@ -153,6 +157,12 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
             )
             .evidence("kmsKey", key.arn.clone())
             .evidence("keyState", key.key_state.clone())
+            .evidence(
+                "keyOf",
+                origin
+                    .cloned()
+                    .unwrap_or_else(|| "the EC2NodeClass's volumes".to_string()),
+            )
             .evidence("keyPolicyDelegatesToIam", delegates_to_iam)
             .hint("let the controller role (and, for spot, the Spot service-linked role) use the key, in the key policy or with IAM policy plus a key policy that delegates to IAM");
             for fix in fixes {
@@ -162,6 +172,88 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
         }
     }
     Ok(findings)
+}
+
+/// The customer managed keys of the AMIs' own encrypted snapshots, each with where it comes
+/// from. A volume made from an encrypted snapshot the account owns keeps the snapshot's key
+/// when its mapping names none (EC2 user guide, "Use encryption with EBS-backed AMIs"), so the
+/// launch must be able to use that key, whatever the account's default. Only AMIs chosen by
+/// id, name or tags are read (the EKS-optimized AMIs of aliases are not encrypted), only the
+/// ones the class resolved, and only snapshots the image says are encrypted; a key of another
+/// account is its owner's to share and is not judged here.
+async fn ami_snapshot_keys(
+    cx: &CheckCx,
+    nc: &Ec2NodeClass,
+    account: &str,
+) -> Result<BTreeMap<String, String>, FactError> {
+    let explicit: BTreeSet<&str> = nc
+        .spec
+        .get("blockDeviceMappings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| {
+            m.get("ebs")
+                .and_then(|e| e.get("kmsKeyID"))
+                .and_then(Value::as_str)
+                .is_some_and(|k| !k.is_empty())
+        })
+        .filter_map(|m| m.get("deviceName").and_then(Value::as_str))
+        .collect();
+    let resolved: BTreeSet<&str> = nc
+        .status
+        .rest
+        .get("amis")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.get("id").and_then(Value::as_str))
+        .collect();
+    let mut encrypted = Vec::new();
+    for term in ec2::ami_terms(nc) {
+        if matches!(term, AmiTerm::Alias(_) | AmiTerm::SsmParameter(_)) {
+            continue;
+        }
+        let Some((filters, owners)) = ec2::image_query(&term) else {
+            continue;
+        };
+        for image in ec2::usable(&cx.images(filters, owners).await?) {
+            if !resolved.is_empty() && !resolved.contains(image.image_id.as_str()) {
+                continue;
+            }
+            for d in &image.block_devices {
+                let device = d.device_name.clone().unwrap_or_default();
+                if d.encrypted == Some(true)
+                    && !explicit.contains(device.as_str())
+                    && let Some(id) = &d.snapshot_id
+                {
+                    encrypted.push((image.image_id.clone(), device, id.clone()));
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    if encrypted.is_empty() {
+        return Ok(out);
+    }
+    let mut ids: Vec<String> = encrypted.iter().map(|(_, _, s)| s.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let snapshots = cx.ec2_snapshots(&ids).await?;
+    for (image, device, id) in encrypted {
+        let Some(key) = snapshots
+            .iter()
+            .find(|s| s.snapshot_id == id && s.encrypted)
+            .and_then(|s| s.kms_key_id.clone())
+        else {
+            continue;
+        };
+        if crate::arn::Arn::parse(&key).is_some_and(|a| a.account == account) {
+            out.entry(key)
+                .or_insert_with(|| format!("AMI {image}: snapshot {id} of {device}"));
+        }
+    }
+    Ok(out)
 }
 
 /// The keys a NodeClass's volumes are encrypted with: explicit `kmsKeyID`s, and the account's
