@@ -539,17 +539,19 @@ write("pod-identity-self-managed-nodes", pi_bundle("Pod Identity on a self-manag
 
 
 # ---- EC2NodeClass, Spot and node join (KD3xxx, KD4004, KD5xxx) -------------------------------
-def nc_status(ready=True, failing=None):
-    """EC2NodeClass conditions: all True, or one sub-condition False (type, reason, message)."""
+def nc_status(ready=True, failing=None, status="False"):
+    """EC2NodeClass conditions: all True, or one sub-condition `status` (False, or Unknown while
+    it waits) with (type, reason, message)."""
     subs=["SubnetsReady","SecurityGroupsReady","AMIsReady","InstanceProfileReady","ValidationSucceeded"]
     conds=[]
     for t in subs:
         if failing and failing[0]==t:
-            conds.append({"type":t,"status":"False","reason":failing[1],"message":failing[2],"lastTransitionTime":"2026-11-23T09:40:00Z"})
+            conds.append({"type":t,"status":status,"reason":failing[1],"message":failing[2],"lastTransitionTime":"2026-11-23T09:40:00Z"})
         else:
             conds.append({"type":t,"status":"True","reason":t,"message":"","lastTransitionTime":"2026-11-20T08:05:00Z"})
     if failing:
-        conds.append({"type":"Ready","status":"False","reason":"UnhealthyDependents","message":"%s=False"%failing[0],"lastTransitionTime":"2026-11-23T09:40:00Z"})
+        reason="UnhealthyDependents" if status=="False" else "ReconcilingDependents"
+        conds.append({"type":"Ready","status":status,"reason":reason,"message":"%s=%s"%(failing[0],status),"lastTransitionTime":"2026-11-23T09:40:00Z"})
     else:
         conds.append({"type":"Ready","status":"True","reason":"Ready","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"})
     return conds

@@ -18,20 +18,6 @@ def _bn_unregistered(name, pool="default", since="2026-11-23T09:40:00Z"):
 
 _BN_WAIT = ("Unknown", "AwaitingReconciliation", "object is awaiting reconciliation")
 
-def _bn_conds(unknown=None, true_only=("SubnetsReady", "SecurityGroupsReady", "AMIsReady", "InstanceProfileReady", "ValidationSucceeded")):
-    """EC2NodeClass conditions with one sub-condition stuck Unknown (type, reason, message)."""
-    out = []
-    for t in true_only:
-        if unknown and unknown[0] == t:
-            out.append({"type": t, "status": "Unknown", "reason": unknown[1], "message": unknown[2], "lastTransitionTime": "2026-11-23T09:40:00Z"})
-        else:
-            out.append({"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": "2026-11-20T08:05:00Z"})
-    if unknown:
-        out.append({"type": "Ready", "status": "Unknown", "reason": "ReconcilingDependents", "message": "%s=Unknown" % unknown[0], "lastTransitionTime": "2026-11-23T09:40:00Z"})
-    else:
-        out.append({"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": "2026-11-20T08:05:00Z"})
-    return out
-
 def _bn_event(claim_name, reason, message, count=1, minute="50", uid="7c6d5e4f"):
     return {"apiVersion": "v1", "kind": "Event",
             "metadata": {"name": "%s.18b3c4d5e6f7a8b9" % claim_name, "namespace": "default", "uid": "%s-%s-4b6c-8d7e-9f0a1b2c3d4e" % (uid, claim_name[-5:])},
@@ -60,7 +46,7 @@ def _bn_gpu_catalog():
 # al2023@v20250116, a release that is not published for the cluster's Kubernetes minor; Karpenter
 # logs "failed to discover any AMIs for alias" and AMIsReady never leaves Unknown.
 nc = custom_nc({"amiSelectorTerms": [{"alias": "al2023@v20250116"}]})
-nc["status"]["conditions"] = _bn_conds(unknown=("AMIsReady",) + _BN_WAIT[1:])
+nc["status"]["conditions"] = nc_status(failing=("AMIsReady",) + _BN_WAIT[1:], status="Unknown")
 nc["status"].pop("amis")
 np_ = nodepool()
 np_["status"]["conditions"] = [
@@ -153,7 +139,7 @@ write("subnet-selector-name-wildcard-other-vpc", bundle(
 # and the EC2NodeClass never becomes Ready.
 IP_ARN = "arn:aws:iam::111122223333:instance-profile/" + PROFILE
 nc = custom_nc({"instanceProfile": IP_ARN}, drop=("role",))
-nc["status"]["conditions"] = _bn_conds(unknown=("ValidationSucceeded",) + _BN_WAIT[1:])
+nc["status"]["conditions"] = nc_status(failing=("ValidationSucceeded",) + _BN_WAIT[1:], status="Unknown")
 nc["status"]["instanceProfile"] = IP_ARN
 write("instance-profile-arn", bundle(
     "spec.instanceProfile is the profile's ARN (arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-demo) instead of its name, as in aws/karpenter-provider-aws#8072 and #8312: InstanceProfileReady is True, ValidationSucceeded stays Unknown, the EC2NodeClass is never Ready and nothing launches.",
@@ -233,12 +219,14 @@ write("aws-auth-node-role-with-path", b, ["KD5001", "KD5002", "KD6002"])
 # since 1.6 CreateFleet's InsufficientFreeAddressesInSubnet is treated as insufficient capacity
 # and the zone is skipped for a while, so pods bound to that zone stay Pending.
 full = subnets()
-full[0]["availableIpAddressCount"] = 0
+# A /28: 11 free addresses (AWS reserves five), fewer than a node and the VPC CNI's warm pool
+# take; the emulator computes the same count from the CIDR.
+full[0] = subnet("subnet-0a1b2c3d", "us-west-2a", "192.168.64.0/28", full[0]["tags"])
 ip_evs = [_bn_event(n, "InsufficientCapacityError",
     "NodeClaim %s event: creating instance, insufficient capacity, with fleet error(s), InsufficientFreeAddressesInSubnet: There are not enough free addresses in subnet 'subnet-0a1b2c3d' to satisfy the requested number of instances." % n,
     count=c, minute=m) for n, c, m in (("default-h7j8k", 2, "44"), ("default-f5g6h", 1, "57"))]
 write("subnet-out-of-addresses", bundle(
-    "The private subnet of us-west-2a has no free address left (as in aws/karpenter-provider-aws#3380): launches there fail with InsufficientFreeAddressesInSubnet, which Karpenter treats as insufficient capacity since aws/karpenter-provider-aws#8199, deleting the NodeClaims; pods pinned to us-west-2a stay Pending.",
+    "The private subnet of us-west-2a is a /28 with 11 free addresses, fewer than a node and the VPC CNI's warm IPs take (as in aws/karpenter-provider-aws#3380): launches there fail with InsufficientFreeAddressesInSubnet, which Karpenter treats as insufficient capacity since aws/karpenter-provider-aws#8199, deleting the NodeClaims; pods pinned to us-west-2a stay Pending.",
     overrides=[fact("ec2Subnets", full), fact({"events": {"kind": "NodeClaim", "namespace": None}}, ip_evs)]),
     ["KD3009", "KD6001"])
 

@@ -91,13 +91,32 @@ pub const FIXTURE_ACCOUNT: &str = "111122223333";
 
 /// Wipes the emulator's state (`POST /moto-api/reset`).
 pub fn reset_emulator(url: &str) {
+    emulator_post(url, "/moto-api/reset", "", "", "reset");
+}
+
+/// One plain HTTP POST to the emulator (its own routes, or a call the tests need no SDK for);
+/// the answer must be 200, and its body is returned.
+fn emulator_post(url: &str, path: &str, headers: &str, body: &str, what: &str) -> String {
     use std::io::{Read, Write};
     let host = url.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
-    write!(stream, "POST /moto-api/reset HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "reset failed: {answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "{what} failed: {answer}"
+    );
+    answer
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Limits the emulator's instance types to those a fixture's region offers (its
@@ -112,20 +131,12 @@ pub fn unrestrict_instance_types(url: &str) {
 }
 
 fn post_catalogue(url: &str, body: &str) {
-    use std::io::{Read, Write};
-    let host = url.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
-    write!(
-        stream,
-        "POST /karpmoto-api/instance-types HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(
-        answer.starts_with("HTTP/1.1 200"),
-        "catalogue failed: {answer}"
+    emulator_post(
+        url,
+        "/karpmoto-api/instance-types",
+        "Content-Type: application/json\r\n",
+        body,
+        "catalogue",
     );
 }
 
@@ -870,27 +881,13 @@ fn reference_policy(r: &serde_json::Value) -> serde_json::Value {
 /// One AWS Organizations call (JSON protocol) to the emulator; the tests need no
 /// Organizations SDK for the three calls that set up SCPs.
 fn organizations(url: &str, operation: &str, body: serde_json::Value) -> serde_json::Value {
-    use std::io::{Read, Write};
-    let host = url.trim_start_matches("http://");
-    let body = body.to_string();
-    let mut stream = std::net::TcpStream::connect(host).expect("emulator reachable");
-    write!(
-        stream,
-        "POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-amz-json-1.1\r\n\
+    let headers = format!(
+        "Content-Type: application/x-amz-json-1.1\r\n\
          X-Amz-Target: AWSOrganizationsV20161128.{operation}\r\n\
-         Authorization: AWS4-HMAC-SHA256 Credential=testing/20261123/us-east-1/organizations/aws4_request, SignedHeaders=host, Signature=0\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(
-        answer.starts_with("HTTP/1.1 200"),
-        "{operation} failed: {answer}"
+         Authorization: AWS4-HMAC-SHA256 Credential=testing/20261123/us-east-1/organizations/aws4_request, SignedHeaders=host, Signature=0\r\n"
     );
-    let json = answer.split("\r\n\r\n").nth(1).unwrap_or("{}");
-    serde_json::from_str(json).unwrap_or_default()
+    let json = emulator_post(url, "/", &headers, &body.to_string(), operation);
+    serde_json::from_str(if json.is_empty() { "{}" } else { &json }).unwrap_or_default()
 }
 
 /// Runs the karpdoctor binary with a clean environment: no user kubeconfig, AWS profile or

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::spot::allows_spot;
+use super::spot::{allows_capacity, allows_spot};
 use crate::facts::ContextEntry;
 use crate::model::{Ec2NodeClass, NodePool};
 
@@ -98,24 +98,6 @@ fn family(nc: &Ec2NodeClass) -> String {
         .to_ascii_lowercase()
 }
 
-/// Whether a NodePool may launch on-demand: without a capacity-type requirement Karpenter
-/// launches on-demand only.
-fn allows_on_demand(pool: &NodePool) -> bool {
-    let mut allowed = true;
-    for r in &pool.spec.template.spec.requirements {
-        if r.key != "karpenter.sh/capacity-type" {
-            continue;
-        }
-        allowed = match r.operator.as_str() {
-            "In" => r.values.iter().any(|v| v == "on-demand"),
-            "NotIn" => !r.values.iter().any(|v| v == "on-demand"),
-            "Exists" => true,
-            _ => false,
-        };
-    }
-    allowed
-}
-
 /// What the launches of `nc` (for the NodePools that use it) carry.
 pub fn launch_values(nc: &Ec2NodeClass, pools: &[&NodePool]) -> LaunchValues {
     let md = nc.spec.get("metadataOptions").and_then(Value::as_object);
@@ -132,7 +114,7 @@ pub fn launch_values(nc: &Ec2NodeClass, pools: &[&NodePool]) -> LaunchValues {
         .unwrap_or(default_hops);
     // A NodePool that may launch on-demand is judged on-demand (the usual first choice); only
     // spot-only pools launch as spot.
-    let market = if pools.is_empty() || pools.iter().any(|p| allows_on_demand(p)) {
+    let market = if pools.is_empty() || pools.iter().any(|p| allows_capacity(p, "on-demand")) {
         "on-demand"
     } else if pools.iter().any(|p| allows_spot(p)) {
         "spot"

@@ -92,17 +92,20 @@ pub fn subnet_zones(nc: &Ec2NodeClass) -> BTreeSet<String> {
         .collect()
 }
 
-/// `kubernetes.io/arch` values of the resolved AMIs (empty when not resolved: no filter).
-pub fn ami_arches(nc: &Ec2NodeClass) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for ami in nc
-        .status
+/// The AMIs the EC2NodeClass resolved (`status.amis`).
+pub fn resolved_amis(nc: &Ec2NodeClass) -> impl Iterator<Item = &Value> {
+    nc.status
         .rest
         .get("amis")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
+}
+
+/// `kubernetes.io/arch` values of the resolved AMIs (empty when not resolved: no filter).
+pub fn ami_arches(nc: &Ec2NodeClass) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for ami in resolved_amis(nc) {
         for r in ami
             .get("requirements")
             .and_then(Value::as_array)

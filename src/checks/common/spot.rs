@@ -19,14 +19,20 @@ pub fn spot_role_arn(cluster: &Arn) -> String {
 /// Whether a NodePool may launch spot. Without a capacity-type requirement Karpenter launches
 /// on-demand only.
 pub fn allows_spot(pool: &NodePool) -> bool {
-    let mut allowed = false;
+    allows_capacity(pool, "spot")
+}
+
+/// Whether a NodePool may launch capacity of this type (`spot`, `on-demand`, `reserved`): the
+/// last `karpenter.sh/capacity-type` requirement decides; without one, on-demand only.
+pub fn allows_capacity(pool: &NodePool, kind: &str) -> bool {
+    let mut allowed = kind == "on-demand";
     for r in &pool.spec.template.spec.requirements {
         if r.key != "karpenter.sh/capacity-type" {
             continue;
         }
         allowed = match r.operator.as_str() {
-            "In" => r.values.iter().any(|v| v == "spot"),
-            "NotIn" => !r.values.iter().any(|v| v == "spot"),
+            "In" => r.values.iter().any(|v| v == kind),
+            "NotIn" => !r.values.iter().any(|v| v == kind),
             "Exists" => true,
             _ => false,
         };

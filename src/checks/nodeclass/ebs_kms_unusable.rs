@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::check::prelude::*;
 use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::grants;
-use crate::checks::common::nodeclass::object;
+use crate::checks::common::nodeclass::{object, resolved_amis};
 use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
 use crate::ec2::{self, AmiTerm};
 use crate::facts::KmsGrant;
@@ -200,13 +200,7 @@ async fn ami_snapshot_keys(
         })
         .filter_map(|m| m.get("deviceName").and_then(Value::as_str))
         .collect();
-    let resolved: BTreeSet<&str> = nc
-        .status
-        .rest
-        .get("amis")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let resolved: BTreeSet<&str> = resolved_amis(nc)
         .filter_map(|a| a.get("id").and_then(Value::as_str))
         .collect();
     let mut encrypted = Vec::new();
