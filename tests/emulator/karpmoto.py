@@ -514,6 +514,26 @@ def _cluster_init(self, *args, **kwargs):
         self.endpoint = endpoint
 
 
+_original_describe_cluster = eks_models.EKSBackend.describe_cluster
+
+
+def describe_cluster(self, name):
+    """DescribeCluster names the VPC of the cluster's subnets (resourcesVpcConfig.vpcId, EKS API
+    reference, VpcConfigResponse); moto left it out, and KD3001 judges subnets outside that
+    VPC. Looked up when asked, so subnets seeded after the cluster count."""
+    cluster = _original_describe_cluster(self, name)
+    config = cluster.resources_vpc_config if isinstance(cluster.resources_vpc_config, dict) else {}
+    if config.get("subnetIds") and not config.get("vpcId"):
+        from moto.ec2.models import ec2_backends
+
+        try:
+            subnet = ec2_backends[self.account_id][self.region_name].get_subnet(config["subnetIds"][0])
+        except Exception:  # noqa: BLE001 - a subnet that does not exist yet: nothing to name
+            return cluster
+        config["vpcId"] = subnet.vpc_id
+    return cluster
+
+
 def create_cluster(self):
     result = _original_create_cluster(self)
     requested = self._get_param("accessConfig") or {}
@@ -1520,6 +1540,7 @@ def install():
     iam_models.SERVICE_NAME_CONVERSION["spot"] = "EC2Spot"
 
     eks_models.Cluster.__init__ = _cluster_init
+    eks_models.EKSBackend.describe_cluster = describe_cluster
     for handler in (
         create_cluster,
         update_cluster_config,

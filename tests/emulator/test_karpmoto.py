@@ -1818,3 +1818,26 @@ def test_instances_keep_a_pinned_id_and_the_reason_ec2_ended_them(aws):
     with pytest.raises(ClientError) as err:
         launch("i-0a1b2c3d4e5f60718")
     assert_error(err, "InvalidParameterValue", 400)
+
+
+def test_describe_cluster_names_the_vpc_of_its_subnets(aws):
+    ec2, eks = aws("ec2"), aws("eks")
+    vpc = ec2.create_vpc(CidrBlock="10.40.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.40.0.0/20", AvailabilityZone="us-west-2a")["Subnet"]["SubnetId"]
+    eks.create_cluster(name="vpc-named", roleArn="arn:aws:iam::123456789012:role/eks", resourcesVpcConfig={"subnetIds": [subnet]})
+    config = eks.describe_cluster(name="vpc-named")["cluster"]["resourcesVpcConfig"]
+    assert config["vpcId"] == vpc
+    assert config["subnetIds"] == [subnet]
+
+
+def test_a_cluster_seeded_before_its_subnets_still_names_their_vpc(aws):
+    ec2, eks = aws("ec2"), aws("eks")
+    eks.create_cluster(name="seeded-first", roleArn="arn:aws:iam::123456789012:role/eks", resourcesVpcConfig={"subnetIds": ["subnet-0b1c2d3e4f5a69788"]})
+    vpc = ec2.create_vpc(CidrBlock="10.41.0.0/16")["Vpc"]["VpcId"]
+    ec2.create_subnet(
+        VpcId=vpc,
+        CidrBlock="10.41.0.0/20",
+        AvailabilityZone="us-west-2a",
+        TagSpecifications=[{"ResourceType": "subnet", "Tags": [{"Key": "karpmoto:id", "Value": "subnet-0b1c2d3e4f5a69788"}]}],
+    )
+    assert eks.describe_cluster(name="seeded-first")["cluster"]["resourcesVpcConfig"]["vpcId"] == vpc
