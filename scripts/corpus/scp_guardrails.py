@@ -52,3 +52,14 @@ b=bundle("The organization allows only m5, m6i and t3 instances with an SCP (Den
     nps=[kept])
 b["emulator"]={**default_emulator(b), "scps":[{"name":"approved-instance-types","document":TYPES_SCP}]}
 write("scp-instance-type-allow-list-kept", b, [])
+
+# The same SCP and two classes: the default NodePool keeps some approved families, while a
+# compute NodePool on its own class allows only c-family types, none of which the SCP approves:
+# that class launches nothing, so the block is an error, not the partial warning.
+compute_pool=nodepool("compute", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"compute"})
+compute_pool["spec"]["template"]["spec"]["requirements"][2]={"key":"karpenter.k8s.aws/instance-category","operator":"In","values":["c"]}
+compute_class=nodeclass("compute")
+b=bundle("The organization allows only m5, m6i and t3 instances with an SCP (as in aws-samples/eks-workshop-v2#1859); the default NodePool keeps to m5 and m6i, but the compute NodePool on its own EC2NodeClass allows only the c category, none of which the SCP approves: nothing of that class can launch.",
+    nps=[kept, compute_pool], ncs=[nodeclass(), compute_class])
+b["emulator"]={**default_emulator(b), "scps":[{"name":"approved-instance-types","document":TYPES_SCP}]}
+write("scp-instance-type-allow-list-one-class-blocked", b, ["KD2101"])

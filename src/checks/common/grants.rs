@@ -49,12 +49,15 @@ pub struct LaunchDecision {
     pub allowed_types: Vec<String>,
     /// EC2NodeClasses whose volumes are the AMI's own, so their volume values are unknown.
     pub unknown_volumes: Vec<String>,
+    /// Some EC2NodeClass launches nothing at all (no type it tried passed): the block is not
+    /// partial, whatever other classes may launch.
+    pub class_blocked: bool,
 }
 
 impl LaunchDecision {
-    /// Denied for some instance types only: the others launch.
+    /// Denied for some instance types only, and every class keeps some it may launch.
     pub fn partial(&self) -> bool {
-        !self.denied_types.is_empty() && !self.allowed_types.is_empty()
+        !self.class_blocked && !self.denied_types.is_empty() && !self.allowed_types.is_empty()
     }
 }
 
@@ -349,6 +352,7 @@ async fn with_launch_values(
                     *who = original;
                     l.nodeclasses.push(nc.name().to_string());
                     l.unknown_volumes.push(nc.name().to_string());
+                    l.class_blocked = true;
                 }
                 continue;
             }
@@ -413,6 +417,7 @@ async fn with_launch_values(
                     if !l.nodeclasses.iter().any(|n| n == nc.name()) {
                         l.nodeclasses.push(nc.name().to_string());
                     }
+                    l.class_blocked |= passed.is_empty();
                     l.denied_types.extend(denied);
                     l.allowed_types.extend(passed);
                 }
@@ -706,20 +711,40 @@ pub fn partial_launch_finding(
     Some(f)
 }
 
-/// The launch values a denial was asked with, for evidence (empty when it was not re-asked).
-pub fn asked_with(rows: &[&Decided]) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    for d in rows {
-        if let Some(l) = &d.launch {
-            out.extend(l.values.iter().cloned());
-            out.extend(
-                l.unknown_volumes
-                    .iter()
-                    .map(|c| format!("{c}: volumes are the AMI's own (values unknown)")),
-            );
-        }
+/// Evidence of a launch denial asked again with this install's values: the values sent, the
+/// EC2NodeClasses whose launches stay denied, and the instance types tried (nothing is added
+/// when the denial was not asked again).
+pub fn launch_evidence(
+    mut f: crate::finding::Finding,
+    rows: &[&Decided],
+) -> crate::finding::Finding {
+    let (mut values, mut classes) = (BTreeSet::new(), BTreeSet::new());
+    let (mut denied, mut passed) = (BTreeSet::new(), BTreeSet::new());
+    for l in rows.iter().filter_map(|d| d.launch.as_ref()) {
+        values.extend(l.values.iter().cloned());
+        values.extend(
+            l.unknown_volumes
+                .iter()
+                .map(|c| format!("{c}: volumes are the AMI's own (values unknown)")),
+        );
+        classes.extend(l.nodeclasses.iter().cloned());
+        denied.extend(l.denied_types.iter().cloned());
+        passed.extend(l.allowed_types.iter().cloned());
     }
-    out.into_iter().collect()
+    let list = |s: BTreeSet<String>| s.into_iter().collect::<Vec<_>>();
+    if !values.is_empty() {
+        f = f.evidence("askedWith", list(values));
+    }
+    if !classes.is_empty() {
+        f = f.evidence("deniedFor", list(classes));
+    }
+    if !denied.is_empty() {
+        f = f.evidence("deniedInstanceTypes", list(denied));
+    }
+    if !passed.is_empty() {
+        f = f.evidence("allowedInstanceTypes", list(passed));
+    }
+    f
 }
 
 /// The ARN of an SSM parameter Karpenter reads for an AMI. AWS's public parameters

@@ -54,11 +54,8 @@ async fn controller_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
             if feature.id == features::PRICING.id {
                 f = f.severity(Severity::Info);
             }
-            let asked = grants::asked_with(&rows);
-            if !asked.is_empty() {
-                // Asked again with what this install's launches carry: the block is real.
-                f = f.evidence("askedWith", asked);
-            }
+            // Asked again with what this install's launches carry: the block is real.
+            f = grants::launch_evidence(f, &rows);
             if let Some(note) = g.version_note() {
                 f = f.evidence("note", note);
             }

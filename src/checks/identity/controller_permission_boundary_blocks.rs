@@ -62,10 +62,7 @@ async fn controller_permission_boundary_blocks(cx: &CheckCx) -> CheckResult {
     .fix(format!(
         "aws iam get-policy-version --policy-arn {boundary} --version-id $(aws iam get-policy --policy-arn {boundary} --query Policy.DefaultVersionId --output text)"
     ));
-    let asked = grants::asked_with(&blocked);
-    if !asked.is_empty() {
-        f = f.evidence("askedWith", asked);
-    }
+    f = grants::launch_evidence(f, &blocked);
     if let Some(note) = g.version_note() {
         f = f.evidence("note", note);
     }
