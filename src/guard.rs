@@ -85,6 +85,15 @@ impl FetchCalls {
         s.in_flight = s.in_flight.saturating_sub(1);
     }
 
+    /// The fetch's answer came with a request another fetch sent for both: one round waited
+    /// for, no request of its own (the request counts once, for the fetch that sent it).
+    fn shared(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.in_flight == 0 {
+            s.rounds += 1;
+        }
+    }
+
     /// `(requests, rounds)` so far.
     pub fn counts(&self) -> (u32, u32) {
         let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -104,6 +113,12 @@ fn request_started() {
 
 fn request_finished() {
     let _ = FETCH.try_with(|f| f.end());
+}
+
+/// The current fetch was answered by a request another fetch sent (IAM simulations sharing a
+/// request): it waited a round for it.
+pub fn shared_request() {
+    let _ = FETCH.try_with(|f| f.shared());
 }
 
 /// The one object a client may write besides reading: the `--history` ConfigMap. Given to the

@@ -106,6 +106,93 @@ fn row(action: &RawResult, specific: &RawResult, org: Option<bool>) -> Row {
     }
 }
 
+/// The resources a simulation asks about as a set: none given means `*`, as IAM reads it.
+fn resource_set(resources: &[String]) -> std::collections::BTreeSet<&str> {
+    if resources.is_empty() {
+        std::iter::once("*").collect()
+    } else {
+        resources.iter().map(String::as_str).collect()
+    }
+}
+
+/// One request standing for several simulations of the same principal and request context:
+/// every action of each, on every resource of each. A simulation that gave no resource asks
+/// about `*`, so `*` is named when it shares a request with one that gave some (IAM defaults
+/// `ResourceArns` to `*`). The simulator answers the whole cross product; [`split`] keeps each
+/// simulation's own pairs.
+pub fn merge<'a>(
+    asks: impl IntoIterator<Item = (&'a [String], &'a [String])>,
+) -> (Vec<String>, Vec<String>) {
+    let mut actions: Vec<String> = Vec::new();
+    let mut resources = std::collections::BTreeSet::new();
+    let mut any_resources = false;
+    for (a, r) in asks {
+        for action in a {
+            if !actions.contains(action) {
+                actions.push(action.clone());
+            }
+        }
+        any_resources |= !r.is_empty();
+        resources.extend(resource_set(r).into_iter().map(str::to_string));
+    }
+    let resources = if any_resources {
+        resources.into_iter().collect()
+    } else {
+        Vec::new()
+    };
+    (actions, resources)
+}
+
+/// One simulation's answer out of a merged request's ([`merge`]): its actions, on its
+/// resources. `None` when the merged answer cannot stand for the simulation's own: IAM reports
+/// an SCP's decision per action, over every resource of the request, so an SCP denial of an
+/// action the merged request asked about on more resources than this simulation did might have
+/// been on one of the others. That simulation is asked again on its own.
+pub fn split(
+    results: &[RawResult],
+    actions: &[String],
+    resources: &[String],
+    merged_resources: &[String],
+) -> Option<Vec<RawResult>> {
+    let wanted = resource_set(resources);
+    let exact = wanted == resource_set(merged_resources);
+    let mut out = Vec::new();
+    for r in results.iter().filter(|r| actions.contains(&r.action)) {
+        if r.resource_specific.is_empty() {
+            // The older shape: one result per action and resource, each with its own decision.
+            if wanted.contains(r.resource.as_str()) {
+                out.push(r.clone());
+            }
+            continue;
+        }
+        if exact {
+            out.push(r.clone());
+            continue;
+        }
+        if r.allowed_by_organizations == Some(false) {
+            return None;
+        }
+        let mut kept = r.clone();
+        kept.resource_specific
+            .retain(|s| wanted.contains(s.resource.as_str()));
+        if kept.resource_specific.is_empty() {
+            continue;
+        }
+        // The action's own list covers every resource of the merged request; this
+        // simulation's is what its resources lacked.
+        let mut missing: Vec<String> = kept
+            .resource_specific
+            .iter()
+            .flat_map(|s| s.missing_context_values.iter().cloned())
+            .collect();
+        missing.sort();
+        missing.dedup();
+        kept.missing_context_values = missing;
+        out.push(kept);
+    }
+    Some(out)
+}
+
 /// Who denied a row. An SCP denial wins over everything else (no identity allow overrides it),
 /// then the boundary, then the role's own policies.
 pub fn attribute(row: &Row) -> Attribution {
@@ -219,5 +306,134 @@ mod tests {
     #[test]
     fn unknown_decisions_are_not_allows() {
         assert_eq!(Decision::parse("somethingNew"), Decision::ImplicitDeny);
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The current shape: one result per action, a resource-specific result per resource.
+    fn per_action(action: &str, org: Option<bool>, specific: &[(&str, &str)]) -> RawResult {
+        RawResult {
+            action: action.into(),
+            resource: "*".into(),
+            decision: "allowed".into(),
+            allowed_by_organizations: org,
+            missing_context_values: vec!["aws:ResourceTag/team".into()],
+            resource_specific: specific
+                .iter()
+                .map(|(resource, decision)| RawResult {
+                    missing_context_values: if resource.contains("queue") {
+                        vec!["aws:ResourceTag/team".into()]
+                    } else {
+                        Vec::new()
+                    },
+                    ..raw(action, resource, decision)
+                })
+                .collect(),
+            ..RawResult::default()
+        }
+    }
+
+    #[test]
+    fn merged_requests_name_star_for_simulations_without_resources() {
+        let a = (strings(&["iam:CreateUser"]), Vec::new());
+        let b = (
+            strings(&["sqs:ReceiveMessage", "iam:CreateUser"]),
+            strings(&["arn:q"]),
+        );
+        let (actions, resources) = merge([(&a.0[..], &a.1[..]), (&b.0[..], &b.1[..])]);
+        assert_eq!(actions, strings(&["iam:CreateUser", "sqs:ReceiveMessage"]));
+        assert_eq!(resources, strings(&["*", "arn:q"]));
+        let (_, none) = merge([(&a.0[..], &a.1[..]), (&a.0[..], &a.1[..])]);
+        assert!(none.is_empty(), "no resource anywhere stays no resource");
+    }
+
+    #[test]
+    fn split_keeps_each_simulation_its_own_pairs() {
+        let merged = strings(&["*", "arn:queue"]);
+        let results = [
+            per_action(
+                "iam:CreateUser",
+                None,
+                &[("*", "implicitDeny"), ("arn:queue", "implicitDeny")],
+            ),
+            per_action(
+                "sqs:ReceiveMessage",
+                None,
+                &[("*", "allowed"), ("arn:queue", "allowed")],
+            ),
+        ];
+        let own = split(&results, &strings(&["iam:CreateUser"]), &[], &merged).unwrap();
+        let rows = normalise(&own);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].action.as_str(), rows[0].resource.as_str()),
+            ("iam:CreateUser", "*")
+        );
+        // The action's missing keys were the queue's, which this simulation did not ask about.
+        assert!(rows[0].missing_context_values.is_empty());
+        let queue = split(
+            &results,
+            &strings(&["sqs:ReceiveMessage"]),
+            &strings(&["arn:queue"]),
+            &merged,
+        )
+        .unwrap();
+        let rows = normalise(&queue);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].resource, "arn:queue");
+        assert_eq!(
+            rows[0].missing_context_values,
+            strings(&["aws:ResourceTag/team"])
+        );
+    }
+
+    #[test]
+    fn an_scp_denial_over_more_resources_than_asked_is_asked_again() {
+        let merged = strings(&["*", "arn:queue"]);
+        let results = [per_action(
+            "sqs:ReceiveMessage",
+            Some(false),
+            &[("*", "implicitDeny"), ("arn:queue", "allowed")],
+        )];
+        // Asked about the queue only: the SCP may have denied `*`, not the queue.
+        assert!(
+            split(
+                &results,
+                &strings(&["sqs:ReceiveMessage"]),
+                &strings(&["arn:queue"]),
+                &merged
+            )
+            .is_none()
+        );
+        // Asked about both: the answer is its own.
+        let own = split(
+            &results,
+            &strings(&["sqs:ReceiveMessage"]),
+            &merged,
+            &merged,
+        )
+        .unwrap();
+        assert_eq!(own, results.to_vec());
+    }
+
+    #[test]
+    fn split_of_the_older_shape_filters_by_resource() {
+        let results = [
+            raw("ec2:RunInstances", "arn:a", "allowed"),
+            RawResult {
+                allowed_by_organizations: Some(false),
+                ..raw("ec2:RunInstances", "arn:b", "implicitDeny")
+            },
+        ];
+        let own = split(
+            &results,
+            &strings(&["ec2:RunInstances"]),
+            &strings(&["arn:a"]),
+            &strings(&["arn:a", "arn:b"]),
+        )
+        .unwrap();
+        assert_eq!(own, vec![results[0].clone()]);
     }
 }

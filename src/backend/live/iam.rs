@@ -125,6 +125,17 @@ pub(super) async fn simulation(
     resources: &[String],
     context: &[ContextEntry],
 ) -> Result<Value, FactError> {
+    to_value(simulation_results(iam, principal, actions, resources, context).await?)
+}
+
+/// [`simulation`]'s results before they become the fact's value.
+pub(super) async fn simulation_results(
+    iam: &aws_sdk_iam::Client,
+    principal: &str,
+    actions: &[String],
+    resources: &[String],
+    context: &[ContextEntry],
+) -> Result<Vec<RawResult>, FactError> {
     use aws_sdk_iam::types::{ContextEntry as Entry, ContextKeyTypeEnum};
     let entries = context
         .iter()
@@ -151,7 +162,7 @@ pub(super) async fn simulation(
         let page = page.map_err(|e| aws_error("iam:SimulatePrincipalPolicy", e))?;
         out.extend(raw_simulation_results(page.evaluation_results()));
     }
-    to_value(out)
+    Ok(out)
 }
 
 /// Copies the fields karpdoctor reads from `iam:SimulatePrincipalPolicy` results, whichever of

@@ -17,6 +17,7 @@ mod iam;
 mod kube;
 pub mod kubeconfig;
 mod messaging;
+mod simulations;
 mod ssm_kms;
 
 use std::collections::HashMap;
@@ -141,6 +142,8 @@ fn service_limit(service: ApiService) -> usize {
 pub struct Live {
     kube: Option<::kube::Client>,
     limits: Mutex<HashMap<ApiService, Arc<Semaphore>>>,
+    /// Simulations sharing a request (see `simulations`).
+    simulations: simulations::Coalescer,
     pub kube_target: KubeTarget,
     options: LiveOptions,
     /// Set by [`Live::connect_aws`] once the run's region is known, with that region.
@@ -168,6 +171,7 @@ impl Live {
             kube,
             kube_target,
             limits: Mutex::default(),
+            simulations: simulations::Coalescer::default(),
             options,
             aws: OnceCell::new(),
             log,
@@ -254,6 +258,24 @@ impl Live {
                     .or_insert_with(|| Arc::new(Semaphore::new(service_limit(service)))),
             )
         };
+        if let FactKey::Simulation {
+            principal,
+            actions,
+            resources,
+            context,
+        } = key
+        {
+            let ask = simulations::Ask {
+                principal,
+                actions,
+                resources,
+                context,
+            };
+            return self
+                .simulations
+                .simulate(&self.aws()?.iam, &limit, ask)
+                .await;
+        }
         // The semaphore is never closed, so acquiring cannot fail; fetch unbounded if it did.
         let _permit = limit.acquire_owned().await.ok();
         self.fetch_unbounded(key).await
