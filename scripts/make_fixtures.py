@@ -374,7 +374,7 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
 # Checks that read EC2NodeClasses: not applicable where the v1 API is not served.
-NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003']
+NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003', 'KD5007']
 # No controller role to simulate (no identity, or a role that does not exist): the simulation
 # checks do not apply; KD2001/KD2004 own the problem.
 GRANTS=["KD2101","KD2102","KD2103","KD2104","KD3007"]

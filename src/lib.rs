@@ -38,6 +38,7 @@ pub mod report;
 pub mod requirements;
 pub mod sanitize;
 pub mod target;
+pub mod userdata;
 
 /// This karpdoctor's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Vocabulary: no I/O, nothing of ours below.
     &[
-        "error", "arn", "sanitize", "quantity", "awsauth", "redact", "model", "finding",
+        "error", "arn", "sanitize", "quantity", "awsauth", "redact", "model", "finding", "userdata",
     ],
     &["events", "logs", "target"],
     // Facts: what can be known, declared once.

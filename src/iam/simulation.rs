@@ -143,11 +143,14 @@ pub fn merge<'a>(
     (actions, resources)
 }
 
-/// One simulation's answer out of a merged request's ([`merge`]): its actions, on its
-/// resources. `None` when the merged answer cannot stand for the simulation's own: IAM reports
-/// an SCP's decision per action, over every resource of the request, so an SCP denial of an
-/// action the merged request asked about on more resources than this simulation did might have
-/// been on one of the others. That simulation is asked again on its own.
+/// One simulation's answer out of a merged request's ([`merge`]): its actions, in its order, on
+/// its resources, in the shape IAM gives a request of its own (so a recording does not depend
+/// on whether the request was shared): no per-resource results for a simulation that named no
+/// resource, and the action's summary fields taken over its own resources only. `None` when the
+/// merged answer cannot stand for the simulation's own: IAM reports an SCP's decision per action,
+/// over every resource of the request, so an SCP denial of an action the merged request asked
+/// about on more resources than this simulation did might have been on one of the others. That
+/// simulation is asked again on its own.
 pub fn split(
     results: &[RawResult],
     actions: &[String],
@@ -157,40 +160,82 @@ pub fn split(
     let wanted = resource_set(resources);
     let exact = wanted == resource_set(merged_resources);
     let mut out = Vec::new();
-    for r in results.iter().filter(|r| actions.contains(&r.action)) {
-        if r.resource_specific.is_empty() {
-            // The older shape: one result per action and resource, each with its own decision.
-            if wanted.contains(r.resource.as_str()) {
-                out.push(r.clone());
+    for action in actions {
+        for r in results.iter().filter(|r| &r.action == action) {
+            if r.resource_specific.is_empty() {
+                // The older shape: one result per action and resource, each with its own
+                // decision.
+                if wanted.contains(r.resource.as_str()) {
+                    out.push(r.clone());
+                }
+                continue;
             }
-            continue;
+            if exact {
+                out.push(r.clone());
+                continue;
+            }
+            if r.allowed_by_organizations == Some(false) {
+                return None;
+            }
+            let specific: Vec<RawResult> = r
+                .resource_specific
+                .iter()
+                .filter(|s| wanted.contains(s.resource.as_str()))
+                .cloned()
+                .collect();
+            if specific.is_empty() {
+                continue;
+            }
+            out.push(summarise(r, specific, resources.is_empty()));
         }
-        if exact {
-            out.push(r.clone());
-            continue;
-        }
-        if r.allowed_by_organizations == Some(false) {
-            return None;
-        }
-        let mut kept = r.clone();
-        kept.resource_specific
-            .retain(|s| wanted.contains(s.resource.as_str()));
-        if kept.resource_specific.is_empty() {
-            continue;
-        }
-        // The action's own list covers every resource of the merged request; this
-        // simulation's is what its resources lacked.
-        let mut missing: Vec<String> = kept
-            .resource_specific
-            .iter()
-            .flat_map(|s| s.missing_context_values.iter().cloned())
-            .collect();
-        missing.sort();
-        missing.dedup();
-        kept.missing_context_values = missing;
-        out.push(kept);
     }
     Some(out)
+}
+
+/// An action's result over some of its resources, as a request for only those would have
+/// summarised it: the worst decision, every statement matched and key missing.
+fn summarise(action: &RawResult, specific: Vec<RawResult>, no_resources: bool) -> RawResult {
+    let mut decision = "allowed";
+    let (mut matched, mut missing): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for s in &specific {
+        decision = match (Decision::parse(decision), Decision::parse(&s.decision)) {
+            (Decision::ExplicitDeny, _) | (_, Decision::ExplicitDeny) => "explicitDeny",
+            (Decision::ImplicitDeny, _) | (_, Decision::ImplicitDeny) => "implicitDeny",
+            _ => "allowed",
+        };
+        for m in &s.matched_statements {
+            if !matched.contains(m) {
+                matched.push(m.clone());
+            }
+        }
+        for k in &s.missing_context_values {
+            if !missing.contains(k) {
+                missing.push(k.clone());
+            }
+        }
+    }
+    let boundaries: Vec<bool> = specific
+        .iter()
+        .filter_map(|s| s.allowed_by_boundary)
+        .collect();
+    RawResult {
+        action: action.action.clone(),
+        resource: match specific.as_slice() {
+            [one] => one.resource.clone(),
+            _ => "*".to_string(),
+        },
+        decision: decision.to_string(),
+        allowed_by_organizations: action.allowed_by_organizations,
+        allowed_by_boundary: if boundaries.is_empty() {
+            action.allowed_by_boundary
+        } else {
+            Some(boundaries.iter().all(|b| *b))
+        },
+        matched_statements: matched,
+        missing_context_values: missing,
+        // A request that names no resource gets no per-resource results.
+        resource_specific: if no_resources { Vec::new() } else { specific },
+    }
 }
 
 /// Who denied a row. An SCP denial wins over everything else (no identity allow overrides it),

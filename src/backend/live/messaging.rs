@@ -59,10 +59,14 @@ pub(super) async fn event_rules(
     let names = rule_names_by_target(events, target_arn).await?;
     let mut out = Vec::new();
     for batch in names.chunks(FAN_OUT) {
+        // A rule's description and its targets are independent reads: asked together, a
+        // rule costs one round, not two.
         let described = futures::future::join_all(batch.iter().map(|n| async move {
-            let rule = events.describe_rule().name(n).send().await;
-            let targets = events.list_targets_by_rule().rule(n).send().await;
-            (rule, targets)
+            futures::future::join(
+                events.describe_rule().name(n).send(),
+                events.list_targets_by_rule().rule(n).send(),
+            )
+            .await
         }))
         .await;
         for (rule, targets) in described {

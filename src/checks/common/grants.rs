@@ -179,24 +179,23 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     // One root cause, one error: a queue that does not exist is KD7001's finding (fix the
     // name or create the queue). Judging the role's grant on it would ask for a grant on a
     // queue nobody created, a fix that contradicts KD7001's. Whether it exists decides which
-    // statements are judged, so a queue that cannot be read leaves the verdict unknown.
+    // statements are judged, so a queue that cannot be read leaves the verdict unknown. The
+    // queue is read while the simulations run (its statement is asked with the rest and
+    // dropped if the queue is missing): waiting for it first put two SQS rounds in front of
+    // every simulation.
     let configured_queue = controller
         .env("INTERRUPTION_QUEUE")
         .filter(|q| !q.is_empty());
-    let queue_exists = match configured_queue {
-        Some(queue) => cx.sqs_queue(queue).await?.is_some(),
-        None => false,
-    };
-    if let Some(queue) = configured_queue.filter(|_| queue_exists) {
+    let queue_arn = configured_queue.map(|queue| {
+        format!(
+            "arn:{}:sqs:{}:{}:{queue}",
+            cluster_arn.partition, cluster_arn.region, cluster_arn.account
+        )
+    });
+    if let (Some(queue), Some(arn)) = (configured_queue, &queue_arn) {
         flags.insert("interruptionQueue.set".to_string());
         vars.insert("interruptionQueue".into(), queue.to_string());
-        vars.insert(
-            "queueArn".into(),
-            format!(
-                "arn:{}:sqs:{}:{}:{queue}",
-                cluster_arn.partition, cluster_arn.region, cluster_arn.account
-            ),
-        );
+        vars.insert("queueArn".into(), arn.clone());
     }
     let (nodeclasses, nodepools) =
         futures::future::join(cx.ec2_nodeclasses(), cx.nodepools()).await;
@@ -252,20 +251,51 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         }
     }
     let principal = role.arn.as_str();
-    let answers = futures::future::join_all(requests.iter().map(|b| {
-        let actions: Vec<String> = b.actions.iter().cloned().collect();
-        let resources: Vec<String> = b.resources.iter().cloned().collect();
-        async move {
-            cx.simulate(principal, &actions, &resources, &b.context)
-                .await
-        }
-    }))
+    let (answers, queue_exists) = futures::future::join(
+        futures::future::join_all(requests.iter().map(|b| {
+            let actions: Vec<String> = b.actions.iter().cloned().collect();
+            let resources: Vec<String> = b.resources.iter().cloned().collect();
+            async move {
+                cx.simulate(principal, &actions, &resources, &b.context)
+                    .await
+            }
+        })),
+        async {
+            match configured_queue {
+                Some(queue) => cx.sqs_queue(queue).await.map(|q| q.is_some()),
+                None => Ok(false),
+            }
+        },
+    )
     .await;
+    // The queue's statement is the one probe on the queue's ARN; without the queue it is not
+    // judged (the probes keep their order, so the others' indices shift down).
+    let mut kept: Vec<Option<usize>> = (0..probes.len()).map(Some).collect();
+    if let Some(arn) = queue_arn
+        .as_ref()
+        .filter(|_| !matches!(queue_exists, Ok(true)))
+    {
+        queue_exists?;
+        let mut next = 0;
+        for (i, p) in probes.iter().enumerate() {
+            kept[i] = if p.resources.contains(arn) {
+                None
+            } else {
+                next += 1;
+                Some(next - 1)
+            };
+        }
+        vars.remove("interruptionQueue");
+        vars.remove("queueArn");
+    }
     let mut rows = Vec::new();
     for (batch, answer) in requests.iter().zip(answers) {
         let answer = answer?;
         for &i in &batch.probes {
             let p = &probes[i];
+            let Some(probe) = kept[i] else {
+                continue;
+            };
             for row in answer
                 .iter()
                 .filter(|r| p.actions.contains(&r.action) && p.resources.contains(&r.resource))
@@ -273,12 +303,17 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
                 rows.push(Decided {
                     row: row.clone(),
                     attribution: attribute(row),
-                    probe: i,
+                    probe,
                     launch: None,
                 });
             }
         }
     }
+    let probes: Vec<Probe> = probes
+        .into_iter()
+        .zip(&kept)
+        .filter_map(|(p, k)| k.map(|_| p))
+        .collect();
     let rows = with_launch_values(cx, &role.arn, &probes, rows, &nodeclasses, &nodepools).await?;
     Ok(Grants {
         role,

@@ -85,19 +85,6 @@ pub fn entry(key: &str, kind: &str, value: impl Into<String>) -> ContextEntry {
     }
 }
 
-/// The AMI family in lower case: `amiFamily`, else the alias's (`al2023@latest`).
-fn family(nc: &Ec2NodeClass) -> String {
-    if let Some(f) = nc.spec.get("amiFamily").and_then(Value::as_str) {
-        return f.to_ascii_lowercase();
-    }
-    crate::ec2::ami_selector_terms(nc)
-        .iter()
-        .find_map(|t| t.get("alias").and_then(Value::as_str))
-        .and_then(|a| a.split('@').next())
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-}
-
 /// What the launches of `nc` (for the NodePools that use it) carry.
 pub fn launch_values(nc: &Ec2NodeClass, pools: &[&NodePool]) -> LaunchValues {
     let md = nc.spec.get("metadataOptions").and_then(Value::as_object);
@@ -156,7 +143,7 @@ fn volumes(nc: &Ec2NodeClass) -> Vec<Vec<ContextEntry>> {
         .filter(|m| !m.is_empty());
     let Some(mappings) = mappings else {
         // Karpenter's family defaults: encrypted gp3 (Bottlerocket's two volumes alike).
-        return match family(nc).as_str() {
+        return match super::nodeclass::ami_family(nc).as_str() {
             "custom" | "" => Vec::new(),
             _ => vec![vec![
                 entry("ec2:Encrypted", "boolean", "true"),

@@ -66,6 +66,20 @@ pub async fn node_role_arn(cx: &CheckCx, nc: &Ec2NodeClass) -> Result<Option<Str
     })
 }
 
+/// The AMI family in lower case: `amiFamily`, else the alias's (`al2023@latest`); empty
+/// when neither says.
+pub fn ami_family(nc: &Ec2NodeClass) -> String {
+    if let Some(f) = nc.spec.get("amiFamily").and_then(Value::as_str) {
+        return f.to_ascii_lowercase();
+    }
+    ec2::ami_selector_terms(nc)
+        .iter()
+        .find_map(|t| t.get("alias").and_then(Value::as_str))
+        .and_then(|a| a.split('@').next())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
 /// The Windows AMI families (their nodes need `EC2_WINDOWS` entries and the kube-proxy group).
 pub fn is_windows(nc: &Ec2NodeClass) -> bool {
     let family = nc

@@ -7,6 +7,7 @@ use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
     ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, CONTROLLER_SETTINGS_MISMATCH,
     NODE_ROLE_NOT_MAPPED, NODECLASS_EBS_KMS_UNUSABLE, NODECLASS_NODE_ROLE_INVALID,
+    NODECLASS_USERDATA_INVALID,
 };
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
@@ -31,6 +32,8 @@ const OWNERS: &[&str] = &[
     CONTROLLER_SETTINGS_MISMATCH,
     // A node role without the EKS node policies cannot register its node.
     NODECLASS_NODE_ROLE_INVALID,
+    // User data the node cannot boot with (nodeadm rejects it, bootstrap.sh on AL2023).
+    NODECLASS_USERDATA_INVALID,
 ];
 
 /// An instance terminated at launch with `Client.InternalError`: EC2 could not use a volume's
