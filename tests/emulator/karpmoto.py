@@ -33,7 +33,9 @@ os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
 # also costs a volume and a snapshot per new backend.
 os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
 
+from moto.core import DEFAULT_ACCOUNT_ID  # noqa: E402
 from moto.core.responses import ActionResult, BaseResponse, EmptyResult  # noqa: E402
+from moto.core.types import Base64EncodedString  # noqa: E402
 from moto.core.utils import utcnow  # noqa: E402
 from moto.ec2.exceptions import (  # noqa: E402
     EC2ClientError,
@@ -932,6 +934,52 @@ def terminate_instance(self):
     return previous
 
 
+# Console output. moto answers GetConsoleOutput with a 2006 Xen boot log for any instance id;
+# EC2 answers an unknown id with InvalidInstanceID.NotFound and omits Output until the instance
+# has written some. Tests seed the text with POST /karpmoto-api/console-output; it is kept on
+# the EC2 backend of the account and region, so /moto-api/reset clears it.
+_CONSOLE_ATTR = "karpmoto_console_output"  # {instance id: plain text}
+
+
+def _console_route(call):
+    """POST /karpmoto-api/console-output {"instanceId", "output", "region"?} stores `output` for
+    that instance in the account of the x-moto-account-id header (default 123456789012) and
+    `region` (default us-east-1). The instance need not exist yet."""
+
+    from moto.ec2.models import ec2_backends
+
+    def wrapped(self, environ, start_response):
+        if environ.get("PATH_INFO") != "/karpmoto-api/console-output" or environ.get("REQUEST_METHOD") != "POST":
+            return call(self, environ, start_response)
+        try:
+            seed = json.loads(_request_body(environ) or b"null")
+            instance_id, output = seed["instanceId"], seed["output"]
+            if not isinstance(instance_id, str) or not isinstance(output, str):
+                raise TypeError("instanceId and output must be strings")
+            account = environ.get("HTTP_X_MOTO_ACCOUNT_ID") or DEFAULT_ACCOUNT_ID
+            backend = ec2_backends[account][seed.get("region") or "us-east-1"]
+        except (ValueError, TypeError, KeyError) as error:
+            start_response("400 Bad Request", [("Content-Type", "application/json")])
+            return [json.dumps({"message": f"bad console-output seed: {error!r}"}).encode()]
+        if not hasattr(backend, _CONSOLE_ATTR):
+            setattr(backend, _CONSOLE_ATTR, {})
+        getattr(backend, _CONSOLE_ATTR)[instance_id] = output
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b"{}"]
+
+    return wrapped
+
+
+def get_console_output(self):
+    """`Latest` is accepted and ignored: there is only one text per instance."""
+    instance = self.ec2_backend.get_instance(self._get_param("InstanceId"))  # InvalidInstanceID.NotFound
+    result = {"InstanceId": instance.id, "Timestamp": utcnow()}
+    output = getattr(self.ec2_backend, _CONSOLE_ATTR, {}).get(instance.id)
+    if output is not None:
+        result["Output"] = Base64EncodedString.from_raw_string(output)
+    return ActionResult(result)
+
+
 # Snapshots: a recorded id, and the key ARN EC2 reports. moto's CreateSnapshot of an encrypted
 # volume says Encrypted=true but drops the key (KmsKeyId absent), and CreateVolume keeps KmsKeyId
 # as given, where EC2 reports the key's ARN for both.
@@ -1531,6 +1579,8 @@ def install():
     # The profile sees only the requests moto computes, not the answers reused.
     if os.environ.get("KARPMOTO_PROFILE"):
         DomainDispatcherApplication.__call__ = _profiled(DomainDispatcherApplication.__call__)
+    # Inside the reuse wrapper, which takes a seed for a write and forgets the answers it kept.
+    DomainDispatcherApplication.__call__ = _console_route(DomainDispatcherApplication.__call__)
     if os.environ.get("KARPMOTO_REUSE_READS") == "1":
         DomainDispatcherApplication.__call__ = _reusing_reads(DomainDispatcherApplication.__call__)
     DomainDispatcherApplication.__call__ = _catalogue_route(DomainDispatcherApplication.__call__)
@@ -1584,6 +1634,7 @@ def install():
         reset_ebs_default_kms_key_id,
         describe_instance_types,
         describe_instance_type_offerings,
+        get_console_output,
     ):
         setattr(EC2Response, handler.__name__, handler)
     ec2_instance_types.InstanceTypeBackend.describe_instance_types = backend_describe_instance_types

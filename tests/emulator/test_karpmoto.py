@@ -4,6 +4,7 @@ One server for the whole session; every test gets its own AWS account through th
 `x-moto-account-id` header, so tests are independent without resetting moto.
 """
 
+import base64
 import itertools
 import json
 import os
@@ -1841,3 +1842,43 @@ def test_a_cluster_seeded_before_its_subnets_still_names_their_vpc(aws):
         TagSpecifications=[{"ResourceType": "subnet", "Tags": [{"Key": "karpmoto:id", "Value": "subnet-0b1c2d3e4f5a69788"}]}],
     )
     assert eks.describe_cluster(name="seeded-first")["cluster"]["resourcesVpcConfig"]["vpcId"] == vpc
+
+
+def test_console_output_is_seeded_per_instance_and_cleared_by_reset(aws, endpoint, account):
+    ec2 = aws("ec2")
+    tags = [{"ResourceType": "instance", "Tags": [{"Key": "karpmoto:id", "Value": "i-0c0ffee0c0ffee001"}]}]
+    ec2.run_instances(ImageId="ami-0a1b2c3d4e5f60718", MinCount=1, MaxCount=1, TagSpecifications=tags)
+    instance = "i-0c0ffee0c0ffee001"
+
+    def seed(body, account=account):
+        request = urllib.request.Request(
+            endpoint + "/karpmoto-api/console-output",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"x-moto-account-id": account},
+        )
+        with urllib.request.urlopen(request) as answer:
+            assert answer.status == 200
+
+    # Nothing written yet: no Output element, not moto's sample boot log.
+    answer = ec2.get_console_output(InstanceId=instance)
+    assert answer["InstanceId"] == instance and "Timestamp" in answer
+    assert "Output" not in answer
+    text = "[  OK  ] Started kubelet.\nnodeadm: error: ünknown cluster\n"
+    seed({"instanceId": instance, "output": text, "region": REGION})
+    seed({"instanceId": instance, "output": "elsewhere"}, account=str(next(ACCOUNTS)))  # another account
+    seed({"instanceId": instance, "output": "elsewhere"})  # us-east-1 of this account
+    # Output is base64 on the wire, as in AWS; botocore decodes it for boto3 callers.
+    wire = {}
+    ec2.meta.events.register("after-call.ec2.GetConsoleOutput", lambda http_response, **_: wire.update(body=http_response.text))
+    assert ec2.get_console_output(InstanceId=instance, Latest=True)["Output"] == text
+    assert base64.b64decode(re.search(r"<output>([^<]*)</output>", wire["body"]).group(1)).decode() == text
+    with pytest.raises(ClientError) as err:
+        ec2.get_console_output(InstanceId="i-0000000000000dead")
+    assert_error(err, "InvalidInstanceID.NotFound", 400)
+    with pytest.raises(urllib.error.HTTPError) as bad:
+        seed({"instanceId": instance})
+    assert bad.value.code == 400
+    _post(endpoint, "/moto-api/reset", b"")
+    ec2.run_instances(ImageId="ami-0a1b2c3d4e5f60718", MinCount=1, MaxCount=1, TagSpecifications=tags)
+    assert "Output" not in ec2.get_console_output(InstanceId=instance)
