@@ -13,14 +13,9 @@
 
 use std::collections::BTreeMap;
 
-/// How bad a problem is for the node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    /// Launches fail, or the node cannot join.
-    Error,
-    /// The node joins, but part of the user data is ignored or fails.
-    Warning,
-}
+// Error: launches fail or the node cannot join. Warning: the node joins, but part of the user
+// data is ignored or fails.
+pub use crate::finding::Severity;
 
 /// One thing wrong with the user data.
 #[derive(Clone, Debug, PartialEq, Eq)]

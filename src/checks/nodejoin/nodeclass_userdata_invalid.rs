@@ -5,8 +5,8 @@
 //! leaves a node that never joins. The rules are in `crate::userdata`.
 
 use crate::check::prelude::*;
-use crate::checks::common::nodeclass::{ami_family, object};
-use crate::userdata::{self, Family, Severity as Seriousness};
+use crate::checks::common::nodeclass::{ami_family, object, resolved_amis};
+use crate::userdata::{self, Family};
 
 declare_check! {
     pub static NODECLASS_USERDATA_INVALID = {
@@ -52,23 +52,13 @@ async fn nodeclass_userdata_invalid(cx: &CheckCx) -> CheckResult {
         let Some(family) = Family::parse(&family_name) else {
             continue;
         };
-        let images: Vec<String> = nc
-            .status
-            .rest
-            .get("amis")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
+        let images: Vec<String> = resolved_amis(nc)
             .filter_map(|a| a.get("name").and_then(serde_json::Value::as_str))
             .map(str::to_string)
             .collect();
         for p in userdata::judge(family, text, &coords, &images) {
-            let severity = match p.severity {
-                Seriousness::Error => Severity::Error,
-                Seriousness::Warning => Severity::Warning,
-            };
             let mut f = Finding::new(object(nc), p.message)
-                .severity(severity)
+                .severity(p.severity)
                 .evidence("amiFamily", family_name.clone())
                 .hint(p.fix);
             if let Some(line) = p.line {
