@@ -116,22 +116,39 @@ def as_v1beta1(obj):
 # ---- EC2, SSM, node IAM and node-join facts shared by the scenarios ---------------------------
 VPC="vpc-0a1b2c3d4e5f60718"; OTHER_VPC="vpc-0f9e8d7c6b5a49382"
 import ipaddress, hashlib
-def subnet(sid, az, cidr, tags, vpc=VPC):
+def subnet(sid, az, cidr, tags, vpc=VPC, public=False):
     # AWS reserves five addresses per subnet; the emulator computes the same.
     free=ipaddress.ip_network(cidr).num_addresses-5
-    return {"subnetId":sid,"vpcId":vpc,"availabilityZone":az,"availabilityZoneId":"usw2-az"+str(ord(az[-1])-96),"cidrBlock":cidr,"availableIpAddressCount":free,"tags":tags}
+    return {"subnetId":sid,"vpcId":vpc,"availabilityZone":az,"availabilityZoneId":"usw2-az"+str(ord(az[-1])-96),"cidrBlock":cidr,"availableIpAddressCount":free,"tags":tags,
+            "mapPublicIpOnLaunch":public}
 DISC={"karpenter.sh/discovery":"demo"}
 def subnets(disc=DISC, prefix=19):
     base=[("subnet-0a1b2c3d","us-west-2a","192.168.64.0"),("subnet-0e4f5a6b","us-west-2b","192.168.96.0")]
     out=[subnet(i,az,"%s/%d"%(net,prefix),{**disc,"Name":"demo-private-"+az}) for i,az,net in base]
-    out.append(subnet("subnet-0c7d8e9f","us-west-2a","192.168.0.0/19",{"Name":"demo-public-us-west-2a","kubernetes.io/role/elb":"1"}))
+    out.append(subnet("subnet-0c7d8e9f","us-west-2a","192.168.0.0/19",{"Name":"demo-public-us-west-2a","kubernetes.io/role/elb":"1"},public=True))
     # Another cluster's VPC, tagged for its own Karpenter.
     out.append(subnet("subnet-0d1e2f3a","us-west-2a","10.20.0.0/19",{"karpenter.sh/discovery":"staging","Name":"staging-private-us-west-2a"},vpc=OTHER_VPC))
     return out
-def sg(gid, name, tags, vpc=VPC):
-    return {"groupId":gid,"groupName":name,"vpcId":vpc,"tags":tags}
+def rule(proto="-1", ports=None, cidrs=(), groups=()):
+    """One security group permission as DescribeSecurityGroups returns it."""
+    return {"ipProtocol":proto,"fromPort":ports[0] if ports else None,"toPort":ports[1] if ports else None,
+            "ipRanges":list(cidrs),"ipv6Ranges":[],"prefixListIds":[],
+            "groups":[{"groupId":g,"userId":"111122223333","vpcPeeringConnectionId":None} for g in groups]}
+ALL_OUT=[rule(cidrs=["0.0.0.0/0"])]
+def sg(gid, name, tags, vpc=VPC, inbound=(), outbound=None):
+    # A new group admits nothing in and lets everything out, as EC2 creates it.
+    return {"groupId":gid,"groupName":name,"vpcId":vpc,"tags":tags,"ipPermissions":list(inbound),
+            "ipPermissionsEgress":ALL_OUT if outbound is None else list(outbound)}
+CLUSTER_SG="sg-0123456789abcdef0"
+# The cluster's network as `eksctl create cluster` leaves it: the cluster security group (which
+# the nodes carry, as the getting-started guide tags it for discovery), the public endpoint open
+# to all, the private one off, control-plane ENIs in the private subnets.
+CLUSTER_NET={"clusterSecurityGroupId":CLUSTER_SG,"endpointPublicAccess":True,"endpointPrivateAccess":False,
+             "publicAccessCidrs":["0.0.0.0/0"],"securityGroupIds":[],"subnetIds":["subnet-0a1b2c3d","subnet-0e4f5a6b"],
+             "serviceIpv4Cidr":"172.20.0.0/16","ipFamily":"ipv4"}
 def groups(disc=DISC):
-    return [sg("sg-0123456789abcdef0","eks-cluster-sg-demo",{**disc,"kubernetes.io/cluster/demo":"owned"}),
+    # EKS makes the cluster group admit all traffic from its own members.
+    return [sg(CLUSTER_SG,"eks-cluster-sg-demo",{**disc,"kubernetes.io/cluster/demo":"owned"},inbound=[rule(groups=[CLUSTER_SG])]),
             sg("sg-0a9b8c7d6e5f40312","demo-node-shared",{"Name":"demo-node-shared"}),
             sg("sg-0f1e2d3c4b5a69788","staging-nodes",{"karpenter.sh/discovery":"staging"},vpc=OTHER_VPC)]
 NODE_POLICIES=["AmazonEKSWorkerNodePolicy","AmazonEKS_CNI_Policy","AmazonEC2ContainerRegistryPullOnly","AmazonSSMManagedInstanceCore"]
@@ -288,7 +305,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
         if isinstance(val, dict) and "error" in val: add(key, error=val["error"])
         else: add(key, val)
     add("callerIdentity", {"account":"111122223333","arn":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"})
-    add({"eksCluster":{"name":"demo"}}, {"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718","clusterSecurityGroupId":"sg-0c1d2e3f405162738"})
+    add({"eksCluster":{"name":"demo"}}, {"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718",**CLUSTER_NET})
     if deps:
         sa={"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"karpenter","namespace":ns,"labels":SEL}}
         if annotation: sa["metadata"]["annotations"]={"eks.amazonaws.com/role-arn":annotation}
@@ -374,7 +391,7 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
 # Checks that read EC2NodeClasses: not applicable where the v1 API is not served.
-NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003', 'KD5007']
+NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003', 'KD5006', 'KD5007']
 # No controller role to simulate (no identity, or a role that does not exist): the simulation
 # checks do not apply; KD2001/KD2004 own the problem.
 GRANTS=["KD2101","KD2102","KD2103","KD2104","KD3007"]
@@ -498,7 +515,7 @@ pre={"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:0
   "facts":[
     {"fact":"callerIdentity","value":{"account":"111122223333","arn":"arn:aws:sts::111122223333:assumed-role/PlatformAdmin/alice"}},
     {"fact":{"iamRole":{"name":"PlatformAdmin"}},"value":{"name":"PlatformAdmin","arn":"arn:aws:iam::111122223333:role/admins/PlatformAdmin","path":"/admins/","trustPolicy":json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:root"},"Action":"sts:AssumeRole"}]}),"permissionsBoundaryArn":None}},
-    {"fact":{"eksCluster":{"name":"demo"}},"value":{"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718","clusterSecurityGroupId":"sg-0c1d2e3f405162738"}},
+    {"fact":{"eksCluster":{"name":"demo"}},"value":{"name":"demo","arn":"arn:aws:eks:us-west-2:111122223333:cluster/demo","version":"1.33","endpoint":"https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com","status":"ACTIVE","oidcIssuer":ISSUER,"authenticationMode":"API_AND_CONFIG_MAP","vpcId":"vpc-0a1b2c3d4e5f60718",**CLUSTER_NET}},
     {"fact":"oidcProviders","value":[PROVIDER]},
     # Nobody has launched Spot here yet, and the SCP keeps anyone from creating the role.
     {"fact":{"iamRole":{"name":"AWSServiceRoleForEC2Spot"}},"value":None}],
@@ -719,7 +736,7 @@ b=bundle("The controller was uninstalled and the kubeconfig's context and cluste
 b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
 b["target"].update({"cluster":None,"kubeContext":"prod"})
 write("cluster-name-unknown", b, ["KD1001"],
-      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003"],
+      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003","KD5006"],
       skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER)
 
 

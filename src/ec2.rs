@@ -482,12 +482,14 @@ mod tests {
                 group_name: "eks-cluster-sg-demo-123".into(),
                 vpc_id: "vpc-1".into(),
                 tags: BTreeMap::new(),
+                ..SecurityGroup::default()
             },
             SecurityGroup {
                 group_id: "sg-2".into(),
                 group_name: "other".into(),
                 vpc_id: "vpc-1".into(),
                 tags: BTreeMap::new(),
+                ..SecurityGroup::default()
             },
         ];
         let by_name = [Term {

@@ -29,6 +29,7 @@ pub mod history_store;
 pub mod iam;
 pub mod logs;
 pub mod model;
+pub mod network;
 pub mod permissions;
 pub mod pushgateway;
 pub mod quantity;

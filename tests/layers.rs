@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Vocabulary: no I/O, nothing of ours below.
     &[
-        "error", "arn", "sanitize", "quantity", "awsauth", "redact", "model", "finding", "userdata",
+        "error", "arn", "sanitize", "quantity", "awsauth", "redact", "model", "finding",
     ],
     &["events", "logs", "target"],
     // Facts: what can be known, declared once.
     &["facts"],
     // Pure judgement over facts.
-    &["iam", "requirements", "userdata"],
+    &["iam", "requirements", "userdata", "network"],
     &["ec2"],
     // I/O: the read-only guard, the bundle format, the backends.
     &["guard", "bundle", "pushgateway"],

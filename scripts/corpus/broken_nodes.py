@@ -268,7 +268,7 @@ ipn_log = json.dumps({"level": "ERROR", "time": "2026-11-23T09:57:32.537Z", "log
     "controller": "nodeclaim.lifecycle", "controllerGroup": "karpenter.sh", "controllerKind": "NodeClaim", "NodeClaim": {"name": "general-apps-nodepool-vpmpg"},
     "namespace": "", "name": "general-apps-nodepool-vpmpg", "reconcileID": "82ae0ec6-d802-457c-9fee-049d2f19e4aa", "error": "launching nodeclaim, " + IPN})
 CL131 = {"name": "demo", "arn": "arn:aws:eks:us-west-2:111122223333:cluster/demo", "version": "1.31", "endpoint": "https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com",
-         "status": "ACTIVE", "oidcIssuer": ISSUER, "authenticationMode": "API_AND_CONFIG_MAP", "vpcId": VPC, "clusterSecurityGroupId": "sg-0c1d2e3f405162738"}
+         "status": "ACTIVE", "oidcIssuer": ISSUER, "authenticationMode": "API_AND_CONFIG_MAP", "vpcId": VPC, **CLUSTER_NET}
 b = bundle("Karpenter 1.1.0 on EKS 1.31: the getting-started template no longer creates KarpenterNodeInstanceProfile-demo but the EC2NodeClass names it in spec.instanceProfile (as in aws/karpenter-provider-aws#7503). 1.1 does not validate the profile, so the class is Ready and every launch fails with InvalidParameterValue \"... for parameter iamInstanceProfile.name is invalid\" (reason LaunchFailed).",
     dep=[deployment(image=IMG_110)], ncs=[nc], nps=[nodepool("general-apps-nodepool")], logs=_bn_logs(ipn_log),
     overrides=[fact("kubeVersion", {"major": "1", "minor": "31", "gitVersion": "v1.31.4-eks-2d5f260"}),

@@ -88,6 +88,7 @@ checks! {
         node_role_not_mapped::NODE_ROLE_NOT_MAPPED,
         aws_auth_malformed::AWS_AUTH_MALFORMED,
         access_entry_wrong_type::ACCESS_ENTRY_WRONG_TYPE,
+        node_security_groups_block_cluster::NODE_SECURITY_GROUPS_BLOCK_CLUSTER,
         nodeclass_userdata_invalid::NODECLASS_USERDATA_INVALID,
     }
     /// KD6xxx: the NodeClaim lifecycle (launched, registered, initialized), read from the

@@ -24,6 +24,21 @@ pub struct EksCluster {
     pub authentication_mode: Option<String>,
     pub vpc_id: Option<String>,
     pub cluster_security_group_id: Option<String>,
+    /// `resourcesVpcConfig.endpointPublicAccess`; `None` in bundles recorded before it was kept.
+    pub endpoint_public_access: Option<bool>,
+    /// `resourcesVpcConfig.endpointPrivateAccess`; `None` when not recorded.
+    pub endpoint_private_access: Option<bool>,
+    /// `resourcesVpcConfig.publicAccessCidrs`; `None` when not recorded.
+    pub public_access_cidrs: Option<Vec<String>>,
+    /// `resourcesVpcConfig.securityGroupIds`: the extra control-plane groups given at creation
+    /// (terraform-aws-eks puts its own cluster group here).
+    pub security_group_ids: Vec<String>,
+    /// `resourcesVpcConfig.subnetIds`: where the control plane's ENIs live.
+    pub subnet_ids: Vec<String>,
+    /// `kubernetesNetworkConfig.serviceIpv4Cidr`.
+    pub service_ipv4_cidr: Option<String>,
+    /// `kubernetesNetworkConfig.ipFamily`: `ipv4` or `ipv6`.
+    pub ip_family: Option<String>,
 }
 
 /// The parts of `iam:GetRole` karpdoctor reads.
@@ -87,6 +102,8 @@ pub struct Subnet {
     pub cidr_block: String,
     pub available_ip_address_count: i64,
     pub tags: std::collections::BTreeMap<String, String>,
+    /// `MapPublicIpOnLaunch`; `None` in bundles recorded before it was kept (unknown, not false).
+    pub map_public_ip_on_launch: Option<bool>,
 }
 
 /// One security group (`ec2:DescribeSecurityGroups`).
@@ -97,6 +114,37 @@ pub struct SecurityGroup {
     pub group_name: String,
     pub vpc_id: String,
     pub tags: std::collections::BTreeMap<String, String>,
+    /// Inbound rules (`IpPermissions`); `None` in bundles recorded before rules were kept,
+    /// which is "not recorded", never "no rules".
+    pub ip_permissions: Option<Vec<SgPermission>>,
+    /// Outbound rules (`IpPermissionsEgress`); `None` when not recorded.
+    pub ip_permissions_egress: Option<Vec<SgPermission>>,
+}
+
+/// One permission of a security group, as `DescribeSecurityGroups` returns it: a protocol and
+/// port range, and every source or destination it admits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SgPermission {
+    /// `tcp`, `udp`, `icmp`, a protocol number, or `-1` for all.
+    pub ip_protocol: String,
+    /// Absent for `-1`; `-1` for ICMP's "all types".
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub ip_ranges: Vec<String>,
+    pub ipv6_ranges: Vec<String>,
+    pub prefix_list_ids: Vec<String>,
+    pub groups: Vec<SgGroupRef>,
+}
+
+/// A security group named by a rule (`UserIdGroupPairs`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SgGroupRef {
+    pub group_id: String,
+    pub user_id: Option<String>,
+    /// Set when the group is in a peered VPC.
+    pub vpc_peering_connection_id: Option<String>,
 }
 
 /// One AMI (`ec2:DescribeImages`).

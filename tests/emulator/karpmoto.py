@@ -15,12 +15,13 @@ import ipaddress
 import json
 import logging
 import os
+import random
 import re
 import sys
 import threading
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from functools import lru_cache
 from urllib.parse import unquote
@@ -45,8 +46,13 @@ from moto.ec2.exceptions import (  # noqa: E402
 )
 from moto.ec2.models import amis as ec2_amis  # noqa: E402
 from moto.ec2.models import elastic_block_store as ec2_ebs  # noqa: E402
+from moto.ec2.models import elastic_ip_addresses as ec2_eips  # noqa: E402
 from moto.ec2.models import instance_types as ec2_instance_types  # noqa: E402
 from moto.ec2.models import instances as ec2_instances  # noqa: E402
+from moto.ec2.models import internet_gateways as ec2_igws  # noqa: E402
+from moto.ec2.models import nat_gateways as ec2_nat_gateways  # noqa: E402
+from moto.ec2.models import network_acls as ec2_network_acls  # noqa: E402
+from moto.ec2.models import route_tables as ec2_route_tables  # noqa: E402
 from moto.ec2.models import security_groups as ec2_security_groups  # noqa: E402
 from moto.ec2.models import subnets as ec2_subnets  # noqa: E402
 from moto.ec2.models import vpcs as ec2_vpcs  # noqa: E402
@@ -514,34 +520,138 @@ def _cluster_init(self, *args, **kwargs):
     endpoint = (getattr(self, "tags", None) or {}).get("karpmoto:endpoint")
     if endpoint:
         self.endpoint = endpoint
+    # What AWS fills in when the request leaves them out (EKS API reference, VpcConfigRequest
+    # and KubernetesNetworkConfigRequest). Copies: moto shares its default network config dict.
+    config = dict(self.resources_vpc_config or {})
+    for key, default in VPC_CONFIG_DEFAULTS.items():
+        if config.get(key) is None:
+            config[key] = list(default) if isinstance(default, list) else default
+    _check_endpoint_access(config)
+    # `karpmoto:cluster-security-group-id` pins the cluster security group's id (the tag stays).
+    pinned_sg = (getattr(self, "tags", None) or {}).get(CLUSTER_SG_TAG)
+    if pinned_sg is not None:
+        if not re.fullmatch(r"sg-[0-9a-f]+", pinned_sg):
+            raise InvalidParameterException(message=f"{CLUSTER_SG_TAG} {pinned_sg} is not a security group id (sg-...)")
+        config["clusterSecurityGroupId"] = pinned_sg
+    self.resources_vpc_config = config
+    network = dict(self.kubernetes_network_config or {})
+    network.setdefault("ipFamily", "ipv4")
+    if network["ipFamily"] == "ipv4":
+        network.setdefault("serviceIpv4Cidr", DEFAULT_SERVICE_IPV4_CIDR)
+    self.kubernetes_network_config = network
 
 
 _original_describe_cluster = eks_models.EKSBackend.describe_cluster
+_original_backend_update_cluster_config = eks_models.EKSBackend.update_cluster_config
+
+# resourcesVpcConfig keys AWS always returns, and their values when CreateCluster left them out.
+VPC_CONFIG_DEFAULTS = {
+    "securityGroupIds": [],
+    "endpointPublicAccess": True,
+    "endpointPrivateAccess": False,
+    "publicAccessCidrs": ["0.0.0.0/0"],
+}
+# AWS picks 10.100.0.0/16 or 172.20.0.0/16 (whichever does not overlap the VPC); karpmoto always
+# picks 172.20.0.0/16, as moto does.
+DEFAULT_SERVICE_IPV4_CIDR = "172.20.0.0/16"
+CLUSTER_SG_TAG = "karpmoto:cluster-security-group-id"
+CLUSTER_SG_DESCRIPTION = (
+    "EKS created security group applied to ENI that is attached to EKS Control Plane master nodes,"
+    " as well as any managed workloads."
+)
+_cluster_sg_lock = threading.Lock()  # two DescribeCluster calls must not make two groups
+
+
+def _check_endpoint_access(config):
+    if config.get("endpointPublicAccess") is False and config.get("endpointPrivateAccess") is False:
+        # The message AWS gives (rancher/rancher issue 28158).
+        raise InvalidParameterException(message="Both private and public endpoint access cannot be false")
+
+
+def _ec2_backend_of(eks_backend):
+    from moto.ec2.models import ec2_backends
+
+    return ec2_backends[eks_backend.account_id][eks_backend.region_name]
+
+
+def _resolve_vpc_config(eks_backend, cluster):
+    """resourcesVpcConfig.vpcId and clusterSecurityGroupId, looked up (and the group made) when
+    the cluster is read, so subnets seeded after the cluster count. Nothing is filled in while
+    the subnets are unknown."""
+    config = cluster.resources_vpc_config
+    ec2 = _ec2_backend_of(eks_backend)
+    if config.get("subnetIds") and not config.get("vpcId"):
+        try:
+            config["vpcId"] = ec2.get_subnet(config["subnetIds"][0]).vpc_id
+        except Exception:  # noqa: BLE001 - a subnet that does not exist yet: nothing to name
+            return
+    vpc_id = config.get("vpcId")
+    if config.get("clusterSecurityGroupId") or not vpc_id or vpc_id not in ec2.vpcs:
+        return
+    with _cluster_sg_lock:
+        if config.get("clusterSecurityGroupId"):
+            return
+        name = f"eks-cluster-sg-{cluster.name}-{random.randint(10**9, 2**32 - 1)}"
+        group = ec2.create_security_group(
+            name,
+            CLUSTER_SG_DESCRIPTION,
+            vpc_id=vpc_id,
+            tags={f"kubernetes.io/cluster/{cluster.name}": "owned", "aws:eks:cluster-name": cluster.name, "Name": name},
+        )
+        # Inbound: all traffic from the group itself; outbound: moto's all to 0.0.0.0/0.
+        ec2.authorize_security_group_ingress(
+            group.id, "-1", None, None, [], source_groups=[{"GroupId": group.id}], vpc_id=vpc_id
+        )
+        config["clusterSecurityGroupId"] = group.id
+        cluster.karpmoto_made_security_group = group.id
+
+
+_original_delete_cluster = eks_models.EKSBackend.delete_cluster
+
+
+def delete_cluster(self, name):
+    """EKS deletes the cluster security group it made with the cluster (not a pinned one)."""
+    cluster = _original_delete_cluster(self, name)
+    made = getattr(cluster, "karpmoto_made_security_group", None)
+    if made:
+        try:
+            _ec2_backend_of(self).delete_security_group(group_id=made)
+        except EC2ClientError:  # already deleted by the test
+            pass
+    return cluster
 
 
 def describe_cluster(self, name):
     """DescribeCluster names the VPC of the cluster's subnets (resourcesVpcConfig.vpcId, EKS API
-    reference, VpcConfigResponse); moto left it out, and KD3001 judges subnets outside that
-    VPC. Looked up when asked, so subnets seeded after the cluster count."""
+    reference, VpcConfigResponse) and the cluster security group EKS made in it
+    (clusterSecurityGroupId); moto left both out, and KD3001 judges subnets outside that VPC."""
     cluster = _original_describe_cluster(self, name)
-    config = cluster.resources_vpc_config if isinstance(cluster.resources_vpc_config, dict) else {}
-    if config.get("subnetIds") and not config.get("vpcId"):
-        from moto.ec2.models import ec2_backends
-
-        try:
-            subnet = ec2_backends[self.account_id][self.region_name].get_subnet(config["subnetIds"][0])
-        except Exception:  # noqa: BLE001 - a subnet that does not exist yet: nothing to name
-            return cluster
-        config["vpcId"] = subnet.vpc_id
+    _resolve_vpc_config(self, cluster)
     return cluster
+
+
+def backend_update_cluster_config(self, name, resources_vpc_config=None, *args, **kwargs):
+    """EKS changes the resourcesVpcConfig keys the request sends and keeps the others (moto
+    replaced the whole dict, losing subnetIds and so vpcId); kubernetesNetworkConfig likewise."""
+    cluster = self.clusters.get(name)
+    if cluster is not None:
+        if resources_vpc_config:
+            resources_vpc_config = {**cluster.resources_vpc_config, **resources_vpc_config}
+            _check_endpoint_access(resources_vpc_config)
+        network = kwargs.get("kubernetes_network_config")
+        if network:
+            kwargs["kubernetes_network_config"] = {**(cluster.kubernetes_network_config or {}), **network}
+    return _original_backend_update_cluster_config(self, name, resources_vpc_config, *args, **kwargs)
 
 
 def create_cluster(self):
     result = _original_create_cluster(self)
+    cluster = result.result["cluster"]
     requested = self._get_param("accessConfig") or {}
-    result.result["cluster"].access_config.update(
+    cluster.access_config.update(
         {k: requested[k] for k in ("authenticationMode", "bootstrapClusterCreatorAdminPermissions") if k in requested}
     )
+    _resolve_vpc_config(self.eks_backend, cluster)
     return result
 
 
@@ -822,6 +932,21 @@ PINNABLE = {
     "image": (ec2_amis, "random_ami_id", "ami-"),
     "instance": (ec2_instances, "random_instance_id", "i-"),
     "snapshot": (ec2_ebs, "random_snapshot_id", "snap-"),
+    "route-table": (ec2_route_tables, "random_route_table_id", "rtb-"),
+    "natgateway": (ec2_nat_gateways, "random_nat_gateway_id", "nat-"),
+    "internet-gateway": (ec2_igws, "random_internet_gateway_id", "igw-"),
+    "egress-only-internet-gateway": (ec2_igws, "random_egress_only_internet_gateway_id", "eigw-"),
+    "vpc-endpoint": (ec2_vpcs, "random_vpc_ep_id", "vpce-"),
+    "network-acl": (ec2_network_acls, "random_network_acl_id", "acl-"),
+    "elastic-ip": (ec2_eips, "random_eip_allocation_id", "eipalloc-"),
+}
+
+# CreateVpc also makes the VPC's main route table, default network ACL and default security
+# group; these `vpc` tags pin their ids: tag -> PINNABLE kind.
+VPC_COMPANION_TAGS = {
+    "karpmoto:main-route-table-id": "route-table",
+    "karpmoto:default-network-acl-id": "network-acl",
+    "karpmoto:default-security-group-id": "security-group",
 }
 
 # The id waiting to be handed out, per kind; moto's server is threaded, requests are not shared.
@@ -857,14 +982,14 @@ def _pinning(kind, resource_id):
 
 
 @contextmanager
-def _pin(kind, resource_id, taken):
+def _pin(kind, resource_id, taken, tag=PIN_TAG):
     """_pinning for an EC2 id, after checking its prefix and that it is unused."""
     if resource_id is not None:
         prefix = PINNABLE[kind][2]
         if not resource_id.startswith(prefix):
-            raise _invalid(f"{PIN_TAG} {resource_id} must start with {prefix}")
+            raise _invalid(f"{tag} {resource_id} must start with {prefix}")
         if taken(resource_id):
-            raise _invalid(f"{PIN_TAG} {resource_id} is already in use")
+            raise _invalid(f"{tag} {resource_id} is already in use")
     with _pinning(kind, resource_id):
         yield
 
@@ -875,13 +1000,34 @@ _original_create_subnet = ec2_subnets.SubnetBackend.create_subnet
 _original_create_security_group = ec2_security_groups.SecurityGroupBackend.create_security_group
 
 
+def _sg_taken(backend):
+    return lambda i: any(i in groups for groups in backend.groups.values())
+
+
 def create_vpc(self, *args, tags=None, **kwargs):
-    # tags: [{"Key": k, "Value": v}]. Pins are per kind, so the default security group
-    # made here keeps a random id.
-    pinned = next((t["Value"] for t in tags or [] if t["Key"] == PIN_TAG), None)
-    tags = [t for t in tags or [] if t["Key"] != PIN_TAG]
-    with _pin("vpc", pinned, lambda i: i in self.vpcs):
-        return _original_create_vpc(self, *args, tags=tags, **kwargs)
+    # tags: [{"Key": k, "Value": v}]. Pins are per kind, so the companions CreateVpc makes (main
+    # route table, default network ACL, default security group) keep random ids unless a
+    # VPC_COMPANION_TAGS tag pins them too.
+    control = {t["Key"]: t["Value"] for t in tags or [] if t["Key"] == PIN_TAG or t["Key"] in VPC_COMPANION_TAGS}
+    tags = [t for t in tags or [] if t["Key"] not in control]
+    taken = {
+        "route-table": lambda i: i in self.route_tables,
+        "network-acl": lambda i: i in self.network_acls,
+        "security-group": _sg_taken(self),
+    }
+    with ExitStack() as pins:
+        pins.enter_context(_pin("vpc", control.get(PIN_TAG), lambda i: i in self.vpcs))
+        for tag, kind in VPC_COMPANION_TAGS.items():
+            pins.enter_context(_pin(kind, control.get(tag), taken[kind], tag))
+        vpc = _original_create_vpc(self, *args, tags=tags, **kwargs)
+    # AWS's default security group allows all inbound traffic from itself (and all outbound,
+    # which moto already gives every VPC group); moto gave it no inbound rule.
+    default = self.get_security_group_from_name("default", vpc_id=vpc.id)
+    if default is not None and not default.ingress_rules:
+        self.authorize_security_group_ingress(
+            default.id, "-1", None, None, [], source_groups=[{"GroupId": default.id}], vpc_id=vpc.id
+        )
+    return vpc
 
 
 def create_subnet(self, *args, tags=None, **kwargs):
@@ -896,8 +1042,126 @@ def create_security_group(self, *args, tags=None, **kwargs):
     # tags: {k: v}
     tags = dict(tags or {})
     pinned = tags.pop(PIN_TAG, None)
-    with _pin("security-group", pinned, lambda i: any(i in groups for groups in self.groups.values())):
+    with _pin("security-group", pinned, _sg_taken(self)):
         return _original_create_security_group(self, *args, tags=tags, **kwargs)
+
+
+# VPC network resources. Each wrapper takes `karpmoto:id` out of the tags, in the format moto's
+# response hands them over (a list of {"Key", "Value"} or a dict), and pins the id.
+_original_create_route_table = ec2_route_tables.RouteBackend.create_route_table
+_original_create_nat_gateway = ec2_nat_gateways.NatGatewayBackend.create_nat_gateway
+_original_create_internet_gateway = ec2_igws.InternetGatewayBackend.create_internet_gateway
+_original_create_egress_only_internet_gateway = ec2_igws.EgressOnlyInternetGatewayBackend.create_egress_only_internet_gateway
+_original_create_vpc_endpoint = ec2_vpcs.VPCBackend.create_vpc_endpoint
+_original_create_network_acl = ec2_network_acls.NetworkAclBackend.create_network_acl
+_original_allocate_address = ec2_eips.ElasticAddressBackend.allocate_address
+
+
+def _split_list_tags(tags):
+    pinned = next((t["Value"] for t in tags or [] if t["Key"] == PIN_TAG), None)
+    return pinned, [t for t in tags or [] if t["Key"] != PIN_TAG]
+
+
+def _split_dict_tags(tags):
+    tags = dict(tags or {})
+    return tags.pop(PIN_TAG, None), tags
+
+
+def create_route_table(self, vpc_id, tags=None, main=False):
+    pinned, tags = _split_list_tags(tags)
+    with _pin("route-table", pinned, lambda i: i in self.route_tables):
+        return _original_create_route_table(self, vpc_id, tags, main=main)
+
+
+def create_nat_gateway(self, subnet_id, allocation_id, tags=None, connectivity_type="public"):
+    pinned, tags = _split_dict_tags(tags)
+    # ConnectivityType defaults to public (EC2 API reference); moto kept None and left it out.
+    connectivity_type = connectivity_type or "public"
+    with _pin("natgateway", pinned, lambda i: i in self.nat_gateways):
+        return _original_create_nat_gateway(self, subnet_id, allocation_id, tags=tags, connectivity_type=connectivity_type)
+
+
+def create_internet_gateway(self, tags=None):
+    pinned, tags = _split_list_tags(tags)
+    with _pin("internet-gateway", pinned, lambda i: i in self.internet_gateways):
+        return _original_create_internet_gateway(self, tags=tags)
+
+
+def create_egress_only_internet_gateway(self, vpc_id, tags=None):
+    pinned, tags = _split_dict_tags(tags)
+    with _pin("egress-only-internet-gateway", pinned, lambda i: i in self.egress_only_internet_gateways):
+        return _original_create_egress_only_internet_gateway(self, vpc_id, tags=tags)
+
+
+def create_vpc_endpoint(self, vpc_id, service_name, endpoint_type, *args, tags=None, **kwargs):
+    pinned, tags = _split_dict_tags(tags)
+    interface = (endpoint_type or "").lower() == "interface"
+    if interface and not kwargs.get("security_group_ids"):
+        # An Interface endpoint created without groups gets the VPC's default group (EC2 API
+        # reference, CreateVpcEndpoint SecurityGroupId).
+        default = self.get_security_group_from_name("default", vpc_id=vpc_id) if vpc_id in self.vpcs else None
+        if default is not None:
+            kwargs["security_group_ids"] = [default.id]
+    if not interface:
+        # Private DNS is an Interface endpoint feature; AWS reports false for the others.
+        kwargs["private_dns_enabled"] = False
+    with _pin("vpc-endpoint", pinned, lambda i: i in self.vpc_end_points):
+        return _original_create_vpc_endpoint(self, vpc_id, service_name, endpoint_type, *args, tags=tags, **kwargs)
+
+
+def create_network_acl(self, vpc_id, tags=None, default=False):
+    pinned, tags = _split_list_tags(tags)
+    with _pin("network-acl", pinned, lambda i: i in self.network_acls):
+        acl = _original_create_network_acl(self, vpc_id, tags=tags, default=default)
+    if not default:
+        # A new network ACL denies everything: AWS gives it the two rule-32767 (`*`) deny entries
+        # that the default ACL has after its allow-100 ones; moto gave it none.
+        for egress in (True, False):
+            self.create_network_acl_entry(
+                network_acl_id=acl.id,
+                rule_number=32767,
+                protocol="-1",
+                rule_action="deny",
+                egress=egress,
+                cidr_block="0.0.0.0/0",
+                icmp_code=None,
+                icmp_type=None,
+                port_range_from=None,
+                port_range_to=None,
+                ipv6_cidr_block=None,
+            )
+    return acl
+
+
+def allocate_address(self, domain, address=None, tags=None):
+    pinned, tags = _split_dict_tags(tags)
+    if pinned is not None and domain == "standard":
+        raise _invalid(f"{PIN_TAG} pins an allocation id, which only Domain=vpc addresses have")
+    with _pin("elastic-ip", pinned, lambda i: any(a.allocation_id == i for a in self.addresses)):
+        return _original_allocate_address(self, domain, address=address, tags=tags)
+
+
+# Route states. EC2 reports a route whose target is gone as `blackhole` ("the route's target
+# isn't available", EC2 API reference, Route): a deleted NAT gateway, a terminated instance, a
+# deleted network interface, an internet gateway no longer attached to the VPC. moto said
+# `active` for every route.
+_GONE_NAT_STATES = {"deleting", "deleted", "failed"}
+_GONE_INSTANCE_STATES = {"shutting-down", "terminated"}
+
+
+@property
+def route_state(self):
+    if self.nat_gateway is not None and self.nat_gateway.state in _GONE_NAT_STATES:
+        return "blackhole"
+    if self.instance is not None and self.instance.state in _GONE_INSTANCE_STATES:
+        return "blackhole"
+    if self.interface is not None and self.interface.id not in self.route_table.ec2_backend.enis:
+        return "blackhole"
+    if isinstance(self.gateway, ec2_igws.InternetGateway) and (
+        self.gateway.vpc is None or self.gateway.vpc.id != self.route_table.vpc_id
+    ):
+        return "blackhole"
+    return "active"
 
 
 # Instances: a recorded id, and the reason EC2 gave when it ended one. EC2 terminates an
@@ -1591,6 +1855,8 @@ def install():
 
     eks_models.Cluster.__init__ = _cluster_init
     eks_models.EKSBackend.describe_cluster = describe_cluster
+    eks_models.EKSBackend.update_cluster_config = backend_update_cluster_config
+    eks_models.EKSBackend.delete_cluster = delete_cluster
     for handler in (
         create_cluster,
         update_cluster_config,
@@ -1620,6 +1886,14 @@ def install():
     ec2_vpcs.VPCBackend.create_vpc = create_vpc
     ec2_subnets.SubnetBackend.create_subnet = create_subnet
     ec2_security_groups.SecurityGroupBackend.create_security_group = create_security_group
+    ec2_route_tables.RouteBackend.create_route_table = create_route_table
+    ec2_nat_gateways.NatGatewayBackend.create_nat_gateway = create_nat_gateway
+    ec2_igws.InternetGatewayBackend.create_internet_gateway = create_internet_gateway
+    ec2_igws.EgressOnlyInternetGatewayBackend.create_egress_only_internet_gateway = create_egress_only_internet_gateway
+    ec2_vpcs.VPCBackend.create_vpc_endpoint = create_vpc_endpoint
+    ec2_network_acls.NetworkAclBackend.create_network_acl = create_network_acl
+    ec2_eips.ElasticAddressBackend.allocate_address = allocate_address
+    ec2_route_tables.Route.state = route_state
     AmisResponse.register_image = register_image
     ec2_amis.Ami.block_device_mappings = ami_block_device_mappings
     ec2_ebs.EBSBackend.create_volume = create_volume

@@ -1882,3 +1882,391 @@ def test_console_output_is_seeded_per_instance_and_cleared_by_reset(aws, endpoin
     _post(endpoint, "/moto-api/reset", b"")
     ec2.run_instances(ImageId="ami-0a1b2c3d4e5f60718", MinCount=1, MaxCount=1, TagSpecifications=tags)
     assert "Output" not in ec2.get_console_output(InstanceId=instance)
+
+
+# --- EKS: the cluster security group and resourcesVpcConfig defaults ---------------------------
+
+EKS_ROLE = "arn:aws:iam::123456789012:role/eks"
+
+
+def vpc_with_subnet(ec2, cidr, subnet_id=None):
+    vpc = ec2.create_vpc(CidrBlock=cidr)["Vpc"]["VpcId"]
+    spec = pinned("subnet", subnet_id) if subnet_id else []
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr.replace("/16", "/20"), TagSpecifications=spec)["Subnet"]["SubnetId"]
+    return vpc, subnet
+
+
+def test_cluster_security_group_is_made_once_its_vpc_is_known(aws, account):
+    ec2, eks = aws("ec2"), aws("eks")
+    # The harness's clusters name subnets that are seeded after the cluster.
+    eks.create_cluster(name="late", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": ["subnet-0c1d2e3f4a5b60718"]})
+    config = eks.describe_cluster(name="late")["cluster"]["resourcesVpcConfig"]
+    assert "clusterSecurityGroupId" not in config and "vpcId" not in config  # no VPC yet: nothing, no error
+    vpc, _ = vpc_with_subnet(ec2, "10.50.0.0/16", "subnet-0c1d2e3f4a5b60718")
+
+    config = eks.describe_cluster(name="late")["cluster"]["resourcesVpcConfig"]
+    group_id = config["clusterSecurityGroupId"]
+    assert re.fullmatch(r"sg-[0-9a-f]{17}", group_id)
+    assert config["vpcId"] == vpc
+    assert eks.describe_cluster(name="late")["cluster"]["resourcesVpcConfig"]["clusterSecurityGroupId"] == group_id
+    [group] = ec2.describe_security_groups(GroupIds=[group_id])["SecurityGroups"]
+    assert re.fullmatch(r"eks-cluster-sg-late-\d{10}", group["GroupName"])
+    assert group["VpcId"] == vpc
+    assert tags_of(group) == {
+        "kubernetes.io/cluster/late": "owned",
+        "aws:eks:cluster-name": "late",
+        "Name": group["GroupName"],
+    }
+    [inbound] = group["IpPermissions"]
+    assert inbound["IpProtocol"] == "-1"
+    assert inbound["UserIdGroupPairs"] == [{"UserId": account, "GroupId": group_id}]
+    assert inbound["IpRanges"] == []
+    [outbound] = group["IpPermissionsEgress"]
+    assert outbound["IpProtocol"] == "-1" and outbound["IpRanges"] == [{"CidrIp": "0.0.0.0/0"}]
+    # Exactly one such group, however often the cluster is read.
+    named = ec2.describe_security_groups(Filters=[{"Name": "tag:aws:eks:cluster-name", "Values": ["late"]}])
+    assert [g["GroupId"] for g in named["SecurityGroups"]] == [group_id]
+    # DeleteCluster deletes the group it made.
+    eks.delete_cluster(name="late")
+    named = ec2.describe_security_groups(Filters=[{"Name": "tag:aws:eks:cluster-name", "Values": ["late"]}])
+    assert named["SecurityGroups"] == []
+
+
+def test_a_cluster_in_a_known_vpc_has_its_security_group_from_create_on(aws):
+    ec2, eks = aws("ec2"), aws("eks")
+    vpc, subnet = vpc_with_subnet(ec2, "10.51.0.0/16")
+    created = eks.create_cluster(name="known", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": [subnet]})["cluster"]
+    group_id = created["resourcesVpcConfig"]["clusterSecurityGroupId"]
+    assert created["resourcesVpcConfig"]["vpcId"] == vpc
+    assert eks.describe_cluster(name="known")["cluster"]["resourcesVpcConfig"]["clusterSecurityGroupId"] == group_id
+    [group] = ec2.describe_security_groups(GroupIds=[group_id])["SecurityGroups"]
+    assert group["GroupName"].startswith("eks-cluster-sg-known-")
+
+
+def test_cluster_security_group_pinned_by_a_cluster_tag(aws):
+    ec2, eks = aws("ec2"), aws("eks")
+    vpc, subnet = vpc_with_subnet(ec2, "10.52.0.0/16")
+    seeded = ec2.create_security_group(
+        GroupName="eks-cluster-sg-demo",
+        Description="recorded",
+        VpcId=vpc,
+        TagSpecifications=pinned("security-group", "sg-0c1d2e3f405162738"),
+    )["GroupId"]
+    tags = {"karpmoto:cluster-security-group-id": "sg-0c1d2e3f405162738"}
+    eks.create_cluster(name="demo", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": [subnet]}, tags=tags)
+    config = eks.describe_cluster(name="demo")["cluster"]["resourcesVpcConfig"]
+    assert config["clusterSecurityGroupId"] == seeded == "sg-0c1d2e3f405162738"
+    [group] = ec2.describe_security_groups(GroupIds=[seeded])["SecurityGroups"]
+    assert group["GroupName"] == "eks-cluster-sg-demo" and group["IpPermissions"] == []  # used as is
+    groups = ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["SecurityGroups"]
+    assert sorted(g["GroupName"] for g in groups) == ["default", "eks-cluster-sg-demo"]  # nothing made
+    eks.delete_cluster(name="demo")
+    assert ec2.describe_security_groups(GroupIds=[seeded])["SecurityGroups"][0]["GroupId"] == seeded  # not EKS's to delete
+
+    # A pinned group that is not seeded (yet) is still the one named.
+    tags = {"karpmoto:cluster-security-group-id": "sg-0a0b0c0d0e0f01020"}
+    eks.create_cluster(name="other", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": [subnet]}, tags=tags)
+    assert eks.describe_cluster(name="other")["cluster"]["resourcesVpcConfig"]["clusterSecurityGroupId"] == "sg-0a0b0c0d0e0f01020"
+    with pytest.raises(ClientError) as err:
+        eks.create_cluster(
+            name="bad", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": [subnet]}, tags={"karpmoto:cluster-security-group-id": "vpc-1"}
+        )
+    assert_error(err, "InvalidParameterException", 400)
+    assert "bad" not in eks.list_clusters()["clusters"]
+
+
+def test_cluster_vpc_and_network_config_defaults(aws):
+    eks = aws("eks")
+    cluster = eks.create_cluster(name="defaults", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": ["subnet-1"]})["cluster"]
+    for answer in (cluster, eks.describe_cluster(name="defaults")["cluster"]):
+        assert answer["resourcesVpcConfig"] == {
+            "subnetIds": ["subnet-1"],
+            "securityGroupIds": [],
+            "endpointPublicAccess": True,
+            "endpointPrivateAccess": False,
+            "publicAccessCidrs": ["0.0.0.0/0"],
+        }
+        assert answer["kubernetesNetworkConfig"] == {"serviceIpv4Cidr": "172.20.0.0/16", "ipFamily": "ipv4"}
+
+    sent = {
+        "subnetIds": ["subnet-1", "subnet-2"],
+        "securityGroupIds": ["sg-0123456789abcdef0"],
+        "endpointPublicAccess": False,
+        "endpointPrivateAccess": True,
+        "publicAccessCidrs": ["203.0.113.0/24"],
+    }
+    eks.create_cluster(
+        name="sent", roleArn=EKS_ROLE, resourcesVpcConfig=sent, kubernetesNetworkConfig={"serviceIpv4Cidr": "10.100.0.0/16"}
+    )
+    answer = eks.describe_cluster(name="sent")["cluster"]
+    assert answer["resourcesVpcConfig"] == sent
+    assert answer["kubernetesNetworkConfig"] == {"serviceIpv4Cidr": "10.100.0.0/16", "ipFamily": "ipv4"}
+
+    with pytest.raises(ClientError) as err:
+        eks.create_cluster(
+            name="unreachable",
+            roleArn=EKS_ROLE,
+            resourcesVpcConfig={"subnetIds": ["subnet-1"], "endpointPublicAccess": False, "endpointPrivateAccess": False},
+        )
+    assert_error(err, "InvalidParameterException", 400)
+    assert "unreachable" not in eks.list_clusters()["clusters"]
+
+
+def test_update_cluster_config_merges_the_vpc_config(aws):
+    ec2, eks = aws("ec2"), aws("eks")
+    vpc, subnet = vpc_with_subnet(ec2, "10.53.0.0/16")
+    eks.create_cluster(name="merge", roleArn=EKS_ROLE, resourcesVpcConfig={"subnetIds": [subnet]})
+    before = eks.describe_cluster(name="merge")["cluster"]["resourcesVpcConfig"]
+
+    eks.update_cluster_config(name="merge", resourcesVpcConfig={"endpointPrivateAccess": True})
+    after = eks.describe_cluster(name="merge")["cluster"]["resourcesVpcConfig"]
+    assert after == {**before, "endpointPrivateAccess": True}
+    assert after["subnetIds"] == [subnet] and after["vpcId"] == vpc
+    eks.update_cluster_config(
+        name="merge", resourcesVpcConfig={"endpointPublicAccess": False, "publicAccessCidrs": ["203.0.113.0/24"]}
+    )
+    after = eks.describe_cluster(name="merge")["cluster"]["resourcesVpcConfig"]
+    assert after == {**before, "endpointPrivateAccess": True, "endpointPublicAccess": False, "publicAccessCidrs": ["203.0.113.0/24"]}
+
+    # Both endpoints off is refused, whether sent together or left by the merge; nothing changes.
+    for refused in ({"endpointPublicAccess": False, "endpointPrivateAccess": False}, {"endpointPrivateAccess": False}):
+        with pytest.raises(ClientError) as err:
+            eks.update_cluster_config(name="merge", resourcesVpcConfig=refused)
+        assert_error(err, "InvalidParameterException", 400)
+        assert "Both private and public endpoint access cannot be false" in err.value.response["Error"]["Message"]
+    assert eks.describe_cluster(name="merge")["cluster"]["resourcesVpcConfig"] == after
+
+
+# --- EC2: pinned ids of VPC network resources and the VPC's own companions ------------------
+
+
+def test_pinned_route_table_gateway_endpoint_acl_and_address_ids(aws):
+    ec2 = aws("ec2")
+    vpc, subnet = vpc_with_subnet(ec2, "10.60.0.0/16")
+
+    rtb = ec2.create_route_table(VpcId=vpc, TagSpecifications=pinned("route-table", "rtb-0a1b2c3d4e5f60718", Name="private"))
+    assert rtb["RouteTable"]["RouteTableId"] == "rtb-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_route_tables(RouteTableIds=["rtb-0a1b2c3d4e5f60718"])["RouteTables"]
+    assert described["VpcId"] == vpc and tags_of(described) == {"Name": "private"}
+
+    igw = ec2.create_internet_gateway(TagSpecifications=pinned("internet-gateway", "igw-0a1b2c3d4e5f60718", Name="igw"))
+    assert igw["InternetGateway"]["InternetGatewayId"] == "igw-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_internet_gateways(InternetGatewayIds=["igw-0a1b2c3d4e5f60718"])["InternetGateways"]
+    assert tags_of(described) == {"Name": "igw"}
+
+    eigw = ec2.create_egress_only_internet_gateway(
+        VpcId=vpc, TagSpecifications=pinned("egress-only-internet-gateway", "eigw-0a1b2c3d4e5f60718", Name="v6")
+    )
+    assert eigw["EgressOnlyInternetGateway"]["EgressOnlyInternetGatewayId"] == "eigw-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_egress_only_internet_gateways(EgressOnlyInternetGatewayIds=["eigw-0a1b2c3d4e5f60718"])[
+        "EgressOnlyInternetGateways"
+    ]
+    assert tags_of(described) == {"Name": "v6"}
+
+    eip = ec2.allocate_address(Domain="vpc", TagSpecifications=pinned("elastic-ip", "eipalloc-0a1b2c3d4e5f60718", Name="nat"))
+    assert eip["AllocationId"] == "eipalloc-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_addresses(AllocationIds=["eipalloc-0a1b2c3d4e5f60718"])["Addresses"]
+    assert tags_of(described) == {"Name": "nat"}
+
+    nat = ec2.create_nat_gateway(
+        SubnetId=subnet, AllocationId=eip["AllocationId"], TagSpecifications=pinned("natgateway", "nat-0a1b2c3d4e5f60718", Name="nat")
+    )
+    assert nat["NatGateway"]["NatGatewayId"] == "nat-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_nat_gateways(NatGatewayIds=["nat-0a1b2c3d4e5f60718"])["NatGateways"]
+    assert described["NatGatewayAddresses"][0]["AllocationId"] == "eipalloc-0a1b2c3d4e5f60718"
+    assert tags_of(described) == {"Name": "nat"}
+
+    endpoint = ec2.create_vpc_endpoint(
+        VpcId=vpc,
+        ServiceName=f"com.amazonaws.{REGION}.s3",
+        VpcEndpointType="Gateway",
+        RouteTableIds=["rtb-0a1b2c3d4e5f60718"],
+        TagSpecifications=pinned("vpc-endpoint", "vpce-0a1b2c3d4e5f60718", Name="s3"),
+    )
+    assert endpoint["VpcEndpoint"]["VpcEndpointId"] == "vpce-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_vpc_endpoints(VpcEndpointIds=["vpce-0a1b2c3d4e5f60718"])["VpcEndpoints"]
+    assert tags_of(described) == {"Name": "s3"}
+
+    acl = ec2.create_network_acl(VpcId=vpc, TagSpecifications=pinned("network-acl", "acl-0a1b2c3d4e5f60718", Name="locked"))
+    assert acl["NetworkAcl"]["NetworkAclId"] == "acl-0a1b2c3d4e5f60718"
+    [described] = ec2.describe_network_acls(NetworkAclIds=["acl-0a1b2c3d4e5f60718"])["NetworkAcls"]
+    assert tags_of(described) == {"Name": "locked"}
+
+    # Unpinned ones stay random.
+    assert re.fullmatch(r"rtb-[0-9a-f]{17}", ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"])
+    assert re.fullmatch(r"eipalloc-[0-9a-f]{17}", ec2.allocate_address(Domain="vpc")["AllocationId"])
+
+
+def test_bad_network_resource_pins_are_refused(aws):
+    ec2 = aws("ec2")
+    vpc, _ = vpc_with_subnet(ec2, "10.61.0.0/16")
+    ec2.create_route_table(VpcId=vpc, TagSpecifications=pinned("route-table", "rtb-0000000000000000a"))
+    for call in (
+        lambda: ec2.create_route_table(VpcId=vpc, TagSpecifications=pinned("route-table", "rtb-0000000000000000a")),
+        lambda: ec2.create_route_table(VpcId=vpc, TagSpecifications=pinned("route-table", "acl-0000000000000000a")),
+        lambda: ec2.create_internet_gateway(TagSpecifications=pinned("internet-gateway", "nat-0000000000000000a")),
+        lambda: ec2.allocate_address(Domain="standard", TagSpecifications=pinned("elastic-ip", "eipalloc-0000000000000000a")),
+    ):
+        with pytest.raises(ClientError) as err:
+            call()
+        assert_error(err, "InvalidParameterValue", 400)
+    tables = ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["RouteTables"]
+    assert len(tables) == 2  # the main one and the pinned one; nothing half-made
+    assert ec2.describe_internet_gateways()["InternetGateways"] == []
+
+
+def test_vpc_tags_pin_its_main_route_table_default_acl_and_default_group(aws):
+    ec2 = aws("ec2")
+    spec = pinned(
+        "vpc",
+        "vpc-0d1e2f3a4b5c60718",
+        **{
+            "karpmoto:main-route-table-id": "rtb-0d1e2f3a4b5c60718",
+            "karpmoto:default-network-acl-id": "acl-0d1e2f3a4b5c60718",
+            "karpmoto:default-security-group-id": "sg-0d1e2f3a4b5c60718",
+            "Name": "recorded",
+        },
+    )
+    ec2.create_vpc(CidrBlock="10.62.0.0/16", TagSpecifications=spec)
+    by_vpc = [{"Name": "vpc-id", "Values": ["vpc-0d1e2f3a4b5c60718"]}]
+    [vpc] = ec2.describe_vpcs(VpcIds=["vpc-0d1e2f3a4b5c60718"])["Vpcs"]
+    assert tags_of(vpc) == {"Name": "recorded"}
+    [main] = ec2.describe_route_tables(Filters=by_vpc + [{"Name": "association.main", "Values": ["true"]}])["RouteTables"]
+    assert main["RouteTableId"] == "rtb-0d1e2f3a4b5c60718"
+    [acl] = ec2.describe_network_acls(Filters=by_vpc + [{"Name": "default", "Values": ["true"]}])["NetworkAcls"]
+    assert acl["NetworkAclId"] == "acl-0d1e2f3a4b5c60718"
+    [group] = ec2.describe_security_groups(Filters=by_vpc + [{"Name": "group-name", "Values": ["default"]}])["SecurityGroups"]
+    assert group["GroupId"] == "sg-0d1e2f3a4b5c60718"
+
+    # A companion id in use, or of the wrong kind, refuses the VPC and makes nothing.
+    for tag, value in (("karpmoto:main-route-table-id", "rtb-0d1e2f3a4b5c60718"), ("karpmoto:default-security-group-id", "acl-1")):
+        with pytest.raises(ClientError) as err:
+            ec2.create_vpc(CidrBlock="10.63.0.0/16", TagSpecifications=pinned("vpc", "vpc-0d1e2f3a4b5c60719", **{tag: value}))
+        assert_error(err, "InvalidParameterValue", 400)
+    assert ec2.describe_vpcs(Filters=[{"Name": "vpc-id", "Values": ["vpc-0d1e2f3a4b5c60719"]}])["Vpcs"] == []
+
+
+# --- EC2: network resources as AWS creates them ---------------------------------------------
+
+
+def test_default_security_group_allows_inbound_from_itself(aws, account):
+    ec2 = aws("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.64.0.0/16")["Vpc"]["VpcId"]
+    [group] = ec2.describe_security_groups(
+        Filters=[{"Name": "vpc-id", "Values": [vpc]}, {"Name": "group-name", "Values": ["default"]}]
+    )["SecurityGroups"]
+    [inbound] = group["IpPermissions"]
+    assert inbound["IpProtocol"] == "-1"
+    assert inbound["UserIdGroupPairs"] == [{"UserId": account, "GroupId": group["GroupId"]}]
+    assert inbound["IpRanges"] == []
+    [outbound] = group["IpPermissionsEgress"]
+    assert outbound["IpProtocol"] == "-1" and outbound["IpRanges"] == [{"CidrIp": "0.0.0.0/0"}]
+    rules = ec2.describe_security_group_rules(Filters=[{"Name": "group-id", "Values": [group["GroupId"]]}])["SecurityGroupRules"]
+    [rule] = [r for r in rules if not r["IsEgress"]]
+    assert rule["ReferencedGroupInfo"]["GroupId"] == group["GroupId"]
+
+
+def test_nat_gateway_connectivity_type_defaults_to_public(aws):
+    ec2 = aws("ec2")
+    _, subnet = vpc_with_subnet(ec2, "10.65.0.0/16")
+    allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
+    public = ec2.create_nat_gateway(SubnetId=subnet, AllocationId=allocation)["NatGateway"]["NatGatewayId"]
+    private = ec2.create_nat_gateway(SubnetId=subnet, ConnectivityType="private")["NatGateway"]["NatGatewayId"]
+    found = {n["NatGatewayId"]: n for n in ec2.describe_nat_gateways(NatGatewayIds=[public, private])["NatGateways"]}
+    assert found[public]["ConnectivityType"] == "public"
+    assert found[public]["NatGatewayAddresses"][0]["AllocationId"] == allocation
+    assert found[private]["ConnectivityType"] == "private"
+
+
+def test_vpc_endpoints_private_dns_and_default_group(aws):
+    ec2 = aws("ec2")
+    vpc, subnet = vpc_with_subnet(ec2, "10.66.0.0/16")
+    [default] = ec2.describe_security_groups(
+        Filters=[{"Name": "vpc-id", "Values": [vpc]}, {"Name": "group-name", "Values": ["default"]}]
+    )["SecurityGroups"]
+    [main] = ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["RouteTables"]
+    gateway = ec2.create_vpc_endpoint(
+        VpcId=vpc, ServiceName=f"com.amazonaws.{REGION}.s3", VpcEndpointType="Gateway", RouteTableIds=[main["RouteTableId"]]
+    )["VpcEndpoint"]["VpcEndpointId"]
+    interface = ec2.create_vpc_endpoint(
+        VpcId=vpc, ServiceName=f"com.amazonaws.{REGION}.sts", VpcEndpointType="Interface", SubnetIds=[subnet]
+    )["VpcEndpoint"]["VpcEndpointId"]
+    node_group = ec2.create_security_group(GroupName="endpoints", Description="endpoints", VpcId=vpc)["GroupId"]
+    chosen = ec2.create_vpc_endpoint(
+        VpcId=vpc,
+        ServiceName=f"com.amazonaws.{REGION}.ec2",
+        VpcEndpointType="Interface",
+        SubnetIds=[subnet],
+        SecurityGroupIds=[node_group],
+        PrivateDnsEnabled=False,
+    )["VpcEndpoint"]["VpcEndpointId"]
+    found = {
+        e["VpcEndpointId"]: e
+        for e in ec2.describe_vpc_endpoints(VpcEndpointIds=[gateway, interface, chosen])["VpcEndpoints"]
+    }
+    assert found[gateway]["PrivateDnsEnabled"] is False
+    assert found[gateway]["Groups"] == []
+    assert found[interface]["PrivateDnsEnabled"] is True
+    assert found[interface]["Groups"] == [{"GroupId": default["GroupId"], "GroupName": "default"}]
+    assert found[chosen]["PrivateDnsEnabled"] is False
+    assert found[chosen]["Groups"] == [{"GroupId": node_group, "GroupName": "endpoints"}]
+
+
+def test_a_new_network_acl_denies_everything(aws):
+    ec2 = aws("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.67.0.0/16")["Vpc"]["VpcId"]
+    created = ec2.create_network_acl(VpcId=vpc)["NetworkAcl"]
+    [described] = ec2.describe_network_acls(NetworkAclIds=[created["NetworkAclId"]])["NetworkAcls"]
+    for acl in (created, described):
+        assert acl["IsDefault"] is False
+        assert sorted((e["Egress"], e["RuleNumber"], e["RuleAction"], e["Protocol"], e["CidrBlock"]) for e in acl["Entries"]) == [
+            (False, 32767, "deny", "-1", "0.0.0.0/0"),
+            (True, 32767, "deny", "-1", "0.0.0.0/0"),
+        ]
+    # Entries added later sit before the catch-all; the default ACL keeps its four entries.
+    ec2.create_network_acl_entry(
+        NetworkAclId=created["NetworkAclId"], RuleNumber=100, Protocol="-1", RuleAction="allow", Egress=False, CidrBlock="10.0.0.0/8"
+    )
+    [described] = ec2.describe_network_acls(NetworkAclIds=[created["NetworkAclId"]])["NetworkAcls"]
+    assert len(described["Entries"]) == 3
+    [default] = ec2.describe_network_acls(
+        Filters=[{"Name": "vpc-id", "Values": [vpc]}, {"Name": "default", "Values": ["true"]}]
+    )["NetworkAcls"]
+    assert sorted((e["Egress"], e["RuleNumber"], e["RuleAction"]) for e in default["Entries"]) == [
+        (False, 100, "allow"),
+        (False, 32767, "deny"),
+        (True, 100, "allow"),
+        (True, 32767, "deny"),
+    ]
+
+
+def test_routes_to_targets_that_are_gone_are_blackholes(aws):
+    ec2 = aws("ec2")
+    vpc, subnet = vpc_with_subnet(ec2, "10.68.0.0/16")
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    nat = ec2.create_nat_gateway(SubnetId=subnet, ConnectivityType="private")["NatGateway"]["NatGatewayId"]
+    instance = ec2.run_instances(ImageId="ami-0a1b2c3d4e5f60718", MinCount=1, MaxCount=1, SubnetId=subnet)["Instances"][0]["InstanceId"]
+    eni = ec2.create_network_interface(SubnetId=subnet)["NetworkInterface"]["NetworkInterfaceId"]
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+    ec2.create_route(RouteTableId=table, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat)
+    ec2.create_route(RouteTableId=table, DestinationCidrBlock="192.168.0.0/16", InstanceId=instance)
+    ec2.create_route(RouteTableId=table, DestinationCidrBlock="172.16.0.0/12", NetworkInterfaceId=eni)
+    ec2.create_route(RouteTableId=table, DestinationCidrBlock="198.51.100.0/24", GatewayId=igw)
+
+    def states():
+        [described] = ec2.describe_route_tables(RouteTableIds=[table])["RouteTables"]
+        return {r["DestinationCidrBlock"]: r["State"] for r in described["Routes"]}
+
+    assert set(states().values()) == {"active"}
+    ec2.delete_nat_gateway(NatGatewayId=nat)
+    ec2.terminate_instances(InstanceIds=[instance])
+    ec2.delete_network_interface(NetworkInterfaceId=eni)
+    ec2.detach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+    assert states() == {
+        "10.68.0.0/16": "active",  # local
+        "0.0.0.0/0": "blackhole",
+        "192.168.0.0/16": "blackhole",
+        "172.16.0.0/12": "blackhole",
+        "198.51.100.0/24": "blackhole",
+    }

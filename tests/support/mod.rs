@@ -201,15 +201,37 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         if let Some(endpoint) = v["endpoint"].as_str() {
             create = create.tags("karpmoto:endpoint", endpoint);
         }
+        if let Some(sg) = v["clusterSecurityGroupId"].as_str() {
+            // The fixture's own group (seeded with the other groups) is the cluster's.
+            create = create.tags("karpmoto:cluster-security-group-id", sg);
+        }
+        let strings = |field: &str| -> Option<Vec<String>> {
+            v[field].as_array().map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+        };
+        let subnets = strings("subnetIds")
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| vec!["subnet-0a1b2c3d".to_string()]);
+        let vpc = VpcConfigRequest::builder()
+            .set_subnet_ids(Some(subnets))
+            .set_security_group_ids(strings("securityGroupIds"))
+            .set_endpoint_public_access(v["endpointPublicAccess"].as_bool())
+            .set_endpoint_private_access(v["endpointPrivateAccess"].as_bool())
+            .set_public_access_cidrs(strings("publicAccessCidrs"))
+            .build();
+        let network = aws_sdk_eks::types::KubernetesNetworkConfigRequest::builder()
+            .set_service_ipv4_cidr(v["serviceIpv4Cidr"].as_str().map(str::to_string))
+            .set_ip_family(v["ipFamily"].as_str().map(aws_sdk_eks::types::IpFamily::from))
+            .build();
         create
             .name(v["name"].as_str().unwrap())
             .set_version(v["version"].as_str().map(str::to_string))
             .role_arn(format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/eks-cluster"))
-            .resources_vpc_config(
-                VpcConfigRequest::builder()
-                    .subnet_ids("subnet-0a1b2c3d")
-                    .build(),
-            )
+            .resources_vpc_config(vpc)
+            .kubernetes_network_config(network)
             .access_config(
                 CreateAccessConfigRequest::builder()
                     .authentication_mode(mode)
@@ -664,6 +686,68 @@ async fn seed_queues_and_rules(conf: &aws_config::SdkConfig, facts: &[serde_json
 
 /// EC2 state of a bundle: VPCs (a /16 around their subnets), subnets, security groups and
 /// images, with the recorded ids pinned through karpmoto's `karpmoto:id` tag.
+/// A fixture group's rules, as `AuthorizeSecurityGroupIngress`/`Egress` add them. EC2 gives a
+/// new group one outbound rule (all traffic to 0.0.0.0/0); it is revoked first when the
+/// fixture's outbound rules differ.
+async fn seed_rules(ec2: &aws_sdk_ec2::Client, g: &serde_json::Value) {
+    use aws_sdk_ec2::types::{IpPermission, IpRange, UserIdGroupPair};
+    let id = g["groupId"].as_str().unwrap();
+    let permission = |p: &serde_json::Value| {
+        let mut b = IpPermission::builder()
+            .ip_protocol(p["ipProtocol"].as_str().unwrap_or("-1"))
+            .set_from_port(p["fromPort"].as_i64().map(|n| n as i32))
+            .set_to_port(p["toPort"].as_i64().map(|n| n as i32));
+        for c in p["ipRanges"].as_array().into_iter().flatten() {
+            b = b.ip_ranges(IpRange::builder().cidr_ip(c.as_str().unwrap()).build());
+        }
+        for r in p["groups"].as_array().into_iter().flatten() {
+            b = b.user_id_group_pairs(
+                UserIdGroupPair::builder()
+                    .group_id(r["groupId"].as_str().unwrap())
+                    .build(),
+            );
+        }
+        b.build()
+    };
+    let inbound: Vec<_> = g["ipPermissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(permission)
+        .collect();
+    if !inbound.is_empty() {
+        ec2.authorize_security_group_ingress()
+            .group_id(id)
+            .set_ip_permissions(Some(inbound))
+            .send()
+            .await
+            .unwrap();
+    }
+    let Some(outbound) = g["ipPermissionsEgress"].as_array() else {
+        return;
+    };
+    let all_out = serde_json::json!([{"ipProtocol": "-1", "fromPort": null, "toPort": null,
+        "ipRanges": ["0.0.0.0/0"], "ipv6Ranges": [], "prefixListIds": [], "groups": []}]);
+    if outbound == all_out.as_array().unwrap() {
+        return;
+    }
+    ec2.revoke_security_group_egress()
+        .group_id(id)
+        .ip_permissions(permission(&all_out[0]))
+        .send()
+        .await
+        .unwrap();
+    let outbound: Vec<_> = outbound.iter().map(permission).collect();
+    if !outbound.is_empty() {
+        ec2.authorize_security_group_egress()
+            .group_id(id)
+            .set_ip_permissions(Some(outbound))
+            .send()
+            .await
+            .unwrap();
+    }
+}
+
 async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
     use aws_sdk_ec2::types::{ArchitectureValues, ResourceType, Tag, TagSpecification};
     let ec2 = aws_sdk_ec2::Client::new(conf);
@@ -733,6 +817,22 @@ async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
                 g["groupId"].as_str().unwrap(),
                 &g["tags"],
             ))
+            .send()
+            .await
+            .unwrap();
+    }
+    // Rules after every group exists: a rule may name another group.
+    for g in &groups {
+        seed_rules(&ec2, g).await;
+    }
+    for s in subnets.iter().filter(|s| s["mapPublicIpOnLaunch"] == true) {
+        ec2.modify_subnet_attribute()
+            .subnet_id(s["subnetId"].as_str().unwrap())
+            .map_public_ip_on_launch(
+                aws_sdk_ec2::types::AttributeBooleanValue::builder()
+                    .value(true)
+                    .build(),
+            )
             .send()
             .await
             .unwrap();

@@ -22,6 +22,7 @@ pub(super) async fn subnets(ec2: &Client) -> Result<Value, FactError> {
                 "cidrBlock": s.cidr_block().unwrap_or_default(),
                 "availableIpAddressCount": s.available_ip_address_count().unwrap_or_default(),
                 "tags": ec2_tags(s.tags()),
+                "mapPublicIpOnLaunch": s.map_public_ip_on_launch(),
             })
         }));
     }
@@ -40,10 +41,30 @@ pub(super) async fn security_groups(ec2: &Client) -> Result<Value, FactError> {
                 "groupName": g.group_name().unwrap_or_default(),
                 "vpcId": g.vpc_id().unwrap_or_default(),
                 "tags": ec2_tags(g.tags()),
+                "ipPermissions": g.ip_permissions().iter().map(sg_permission).collect::<Vec<_>>(),
+                "ipPermissionsEgress": g.ip_permissions_egress().iter().map(sg_permission).collect::<Vec<_>>(),
             })
         }));
     }
     Ok(Value::Array(out))
+}
+
+/// One rule of a security group, flattened to what the network checks read (`sgr-` ids are not
+/// needed: findings name the group and the port).
+fn sg_permission(p: &aws_sdk_ec2::types::IpPermission) -> Value {
+    json!({
+        "ipProtocol": p.ip_protocol().unwrap_or("-1"),
+        "fromPort": p.from_port(),
+        "toPort": p.to_port(),
+        "ipRanges": p.ip_ranges().iter().filter_map(|r| r.cidr_ip()).collect::<Vec<_>>(),
+        "ipv6Ranges": p.ipv6_ranges().iter().filter_map(|r| r.cidr_ipv6()).collect::<Vec<_>>(),
+        "prefixListIds": p.prefix_list_ids().iter().filter_map(|r| r.prefix_list_id()).collect::<Vec<_>>(),
+        "groups": p.user_id_group_pairs().iter().map(|g| json!({
+            "groupId": g.group_id().unwrap_or_default(),
+            "userId": g.user_id(),
+            "vpcPeeringConnectionId": g.vpc_peering_connection_id(),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// `ec2:DescribeImages` as Karpenter queries one AMI selector term.

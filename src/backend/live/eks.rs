@@ -31,6 +31,13 @@ pub(super) async fn cluster(eks: &Client, name: &str) -> Result<Value, FactError
         "authenticationMode": c.access_config().and_then(|a| a.authentication_mode()).map(|m| m.as_str().to_string()),
         "vpcId": c.resources_vpc_config().and_then(|v| v.vpc_id()),
         "clusterSecurityGroupId": c.resources_vpc_config().and_then(|v| v.cluster_security_group_id()),
+        "endpointPublicAccess": c.resources_vpc_config().map(|v| v.endpoint_public_access()),
+        "endpointPrivateAccess": c.resources_vpc_config().map(|v| v.endpoint_private_access()),
+        "publicAccessCidrs": c.resources_vpc_config().map(|v| v.public_access_cidrs()),
+        "securityGroupIds": c.resources_vpc_config().map(|v| v.security_group_ids()).unwrap_or_default(),
+        "subnetIds": c.resources_vpc_config().map(|v| v.subnet_ids()).unwrap_or_default(),
+        "serviceIpv4Cidr": c.kubernetes_network_config().and_then(|n| n.service_ipv4_cidr()),
+        "ipFamily": c.kubernetes_network_config().and_then(|n| n.ip_family()).map(|f| f.as_str().to_string()),
     }))
 }
 

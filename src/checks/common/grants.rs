@@ -14,7 +14,7 @@ use super::launch_values::{
     self as launch, LAUNCH_ACTIONS, LaunchResource, launch_values, type_sample,
 };
 use super::nodeclass::NodeRoleSource;
-use super::nodeclass::{ami_arches, subnet_zones};
+use super::nodeclass::{ami_arches, status_ids, subnet_zones};
 use super::wiring;
 use crate::arn::Arn;
 use crate::check::CheckCx;
@@ -582,20 +582,6 @@ pub fn base_vars(cluster_arn: &Arn, cluster: &str, arn: &str) -> BTreeMap<String
     .collect()
 }
 
-fn ids(nc: &Ec2NodeClass, field: &str) -> Vec<String> {
-    nc.status
-        .rest
-        .get(field)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn nodeclass_input(
     nc: &Ec2NodeClass,
     nodepools: &[NodePool],
@@ -653,15 +639,15 @@ fn nodeclass_input(
         uid: nc.metadata.uid.clone().unwrap_or_default(),
         nodepool: users.first().map(|np| np.name().to_string()),
         spec_tags: tags,
-        image_arns: ids(nc, "amis")
+        image_arns: status_ids(nc, "amis")
             .into_iter()
             .map(|id| format!("arn:{partition}:ec2:{region}::image/{id}"))
             .collect(),
-        subnet_arns: ids(nc, "subnets")
+        subnet_arns: status_ids(nc, "subnets")
             .into_iter()
             .map(|id| format!("arn:{partition}:ec2:{region}:{account}:subnet/{id}"))
             .collect(),
-        security_group_arns: ids(nc, "securityGroups")
+        security_group_arns: status_ids(nc, "securityGroups")
             .into_iter()
             .map(|id| format!("arn:{partition}:ec2:{region}:{account}:security-group/{id}"))
             .collect(),

@@ -94,6 +94,19 @@ pub fn is_windows(nc: &Ec2NodeClass) -> bool {
             .any(|t| matches!(t, AmiTerm::Alias(a) if a.starts_with("windows")))
 }
 
+/// The ids of a resolved list in the EC2NodeClass's status (`amis`, `subnets`,
+/// `securityGroups`), in status order.
+pub fn status_ids(nc: &Ec2NodeClass, field: &str) -> Vec<String> {
+    nc.status
+        .rest
+        .get(field)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 /// Zones of the EC2NodeClass's resolved subnets.
 pub fn subnet_zones(nc: &Ec2NodeClass) -> BTreeSet<String> {
     nc.status
