@@ -146,6 +146,56 @@ CLUSTER_SG="sg-0123456789abcdef0"
 CLUSTER_NET={"clusterSecurityGroupId":CLUSTER_SG,"endpointPublicAccess":True,"endpointPrivateAccess":False,
              "publicAccessCidrs":["0.0.0.0/0"],"securityGroupIds":[],"subnetIds":["subnet-0a1b2c3d","subnet-0e4f5a6b"],
              "serviceIpv4Cidr":"172.20.0.0/16","ipFamily":"ipv4"}
+# The VPC's network as eksctl builds it: a public subnet routing to an internet gateway and
+# holding a NAT gateway, private subnets routing 0.0.0.0/0 to that NAT, the main table with only
+# the local route, DNS support and hostnames on, no VPC endpoints.
+IGW="igw-0a1b2c3d4e5f60718"; NAT="nat-0a1b2c3d4e5f60718"; NAT_IP="198.51.100.7"
+def route(dest, **target):
+    r={"destinationCidrBlock":dest,"destinationIpv6CidrBlock":None,"destinationPrefixListId":None,"state":"active",
+       "gatewayId":None,"natGatewayId":None,"transitGatewayId":None,"vpcPeeringConnectionId":None,
+       "networkInterfaceId":None,"instanceId":None,"egressOnlyInternetGatewayId":None,"otherTarget":None}
+    r.update(target); return r
+LOCAL=route("192.168.0.0/16", gatewayId="local")
+def route_table(rid, subnets=(), main=False, routes=()):
+    assoc=[{"subnetId":None,"main":True,"state":"associated"}] if main else []
+    assoc+=[{"subnetId":s,"main":False,"state":"associated"} for s in subnets]
+    return {"routeTableId":rid,"associations":assoc,"routes":[LOCAL,*routes]}
+PRIVATE_SUBNETS=["subnet-0a1b2c3d","subnet-0e4f5a6b"]
+def network(private_default=None, public=True, nat=True, dns=(True,True), endpoints=()):
+    """The facts of the cluster VPC's network; `private_default` is the private subnets' default
+    route (a NAT route unless given; False for none)."""
+    if private_default is None: private_default=route("0.0.0.0/0", natGatewayId=NAT) if nat else False
+    tables=[route_table("rtb-0a1b2c3d4e5f60718", main=True)]
+    if public: tables.append(route_table("rtb-0b2c3d4e5f6071829", ["subnet-0c7d8e9f"], routes=[route("0.0.0.0/0", gatewayId=IGW)]))
+    tables.append(route_table("rtb-0c3d4e5f607182930", PRIVATE_SUBNETS, routes=[private_default] if private_default else []))
+    return [({"ec2VpcAttributes":{"vpcId":VPC}}, {"value":{"enableDnsSupport":dns[0],"enableDnsHostnames":dns[1]}}),
+            ({"ec2RouteTables":{"vpcId":VPC}}, {"value":tables}),
+            ({"ec2NatGateways":{"vpcId":VPC}}, {"value":[{"natGatewayId":NAT,"state":"available","connectivityType":"public","subnetId":"subnet-0c7d8e9f","publicIps":[NAT_IP]}] if nat else []}),
+            ({"ec2InternetGateways":{"vpcId":VPC}}, {"value":[{"internetGatewayId":IGW,"attachments":[{"vpcId":VPC,"state":"available"}]}] if public else []}),
+            ({"ec2VpcEndpoints":{"vpcId":VPC}}, {"value":list(endpoints)})]
+def endpoint(eid, svc, kind="Interface", groups=(), tables=(), subnets=PRIVATE_SUBNETS, dns=True):
+    return {"vpcEndpointId":eid,"serviceName":"com.amazonaws.us-west-2."+svc,"vpcEndpointType":kind,"state":"available",
+            "privateDnsEnabled":dns if kind=="Interface" else False,"routeTableIds":list(tables),
+            "subnetIds":list(subnets) if kind=="Interface" else [],"groupIds":list(groups)}
+def set_cluster(b, **fields):
+    """Replaces fields of the bundle's eksCluster value (lists are replaced, never mutated:
+    CLUSTER_NET's are shared)."""
+    for e in b["facts"]:
+        if isinstance(e["fact"], dict) and "eksCluster" in e["fact"]:
+            e["value"] = {**e["value"], **fields}
+VPCE_SG = "sg-0e5f60718293a4b5c"
+def isolated_network(endpoints, vpce_inbound=None):
+    vpce = sg(VPCE_SG, "demo-vpc-endpoints", {"Name": "demo-vpc-endpoints"},
+              inbound=[rule("tcp", (443, 443), cidrs=["192.168.0.0/16"])] if vpce_inbound is None else vpce_inbound)
+    return [*network(nat=False, public=False, endpoints=endpoints),
+            fact("ec2SecurityGroups", groups() + [vpce]),
+            fact("ec2Subnets", [s for s in subnets() if "kubernetes.io/role/elb" not in s["tags"]])]
+def isolated_endpoints(skip=(), dns=True):
+    out = [endpoint("vpce-0%s" % hashlib.sha256(svc.encode()).hexdigest()[:16], svc, groups=[VPCE_SG], dns=dns)
+           for svc in ("ec2", "ecr.api", "ecr.dkr", "sts") if svc not in skip]
+    if "s3" not in skip:
+        out.append(endpoint("vpce-0d4c3b2a1f0e9d8c7", "s3", kind="Gateway", tables=["rtb-0c3d4e5f607182930"]))
+    return out
 def groups(disc=DISC):
     # EKS makes the cluster group admit all traffic from its own members.
     return [sg(CLUSTER_SG,"eks-cluster-sg-demo",{**disc,"kubernetes.io/cluster/demo":"owned"},inbound=[rule(groups=[CLUSTER_SG])]),
@@ -319,6 +369,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("nodeClaims", [])
     add("ec2Subnets", subnets())
     add("ec2SecurityGroups", groups())
+    for k, v in network(): add(k, v["value"])
     add({"iamAttachedRolePolicies":{"role":"KarpenterNodeRole-demo"}}, attached())
     add({"serviceAccount":{"namespace":"kube-system","name":"aws-node"}}, aws_node_sa())
     add({"podIdentityAssociations":{"cluster":"demo","namespace":"kube-system","serviceAccount":"aws-node"}}, [])
@@ -391,7 +442,7 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
 # Checks that read EC2NodeClasses: not applicable where the v1 API is not served.
-NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003', 'KD5006', 'KD5007']
+NODECLASS=['KD3001', 'KD3002', 'KD3003', 'KD3004', 'KD3005', 'KD3006', 'KD3007', 'KD3008', 'KD3009', 'KD3010', 'KD5001', 'KD5002', 'KD5003', 'KD5004', 'KD5005', 'KD5006', 'KD5007']
 # No controller role to simulate (no identity, or a role that does not exist): the simulation
 # checks do not apply; KD2001/KD2004 own the problem.
 GRANTS=["KD2101","KD2102","KD2103","KD2104","KD3007"]
@@ -736,7 +787,7 @@ b=bundle("The controller was uninstalled and the kubeconfig's context and cluste
 b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
 b["target"].update({"cluster":None,"kubeContext":"prod"})
 write("cluster-name-unknown", b, ["KD1001"],
-      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003","KD5006"],
+      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003","KD5004","KD5005","KD5006"],
       skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER)
 
 

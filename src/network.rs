@@ -1,5 +1,6 @@
 //! How traffic between a node and the control plane is judged: security group rules as EC2
-//! evaluates them. Pure: it reads facts' values and says allowed, denied or cannot tell.
+//! evaluates them, and a subnet's way out of the VPC as its route table gives it. Pure: it
+//! reads facts' values and says allowed, denied or cannot tell.
 //!
 //! Security groups are stateful and allow-only: a packet passes when any rule of any group on
 //! the receiving (inbound) or sending (outbound) interface matches it, and the reply needs no
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 
 use ipnet::Ipv4Net;
 
-use crate::facts::{SecurityGroup, SgPermission};
+use crate::facts::{InternetGateway, NatGateway, RouteTable, SecurityGroup, SgPermission};
 
 /// The other end of a flow, as a security group rule may name it.
 #[derive(Clone, Debug, Default)]
@@ -168,6 +169,215 @@ fn proto(p: &str) -> &str {
         "6" => "tcp",
         other => other,
     }
+}
+
+/// A VPC's routing, as far as a node's way out depends on it.
+pub struct Routing<'a> {
+    pub vpc_id: &'a str,
+    pub route_tables: &'a [RouteTable],
+    pub nat_gateways: &'a [NatGateway],
+    pub internet_gateways: &'a [InternetGateway],
+}
+
+/// How traffic from a subnet reaches public addresses (the cluster's public endpoint, AWS
+/// services' public names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Egress {
+    /// Through an attached internet gateway, with the node's own public address.
+    InternetGateway {
+        route_table: String,
+        gateway: String,
+    },
+    /// Through a public NAT gateway, from its Elastic IPs.
+    Nat {
+        route_table: String,
+        gateway: String,
+        public_ips: Vec<String>,
+    },
+    /// A default route to something karpdoctor cannot follow (a transit gateway, a peering, a
+    /// firewall appliance): it may well reach the internet.
+    Unknown { route_table: String, why: String },
+    /// No way out: why, and the route table (if the subnet has one).
+    None {
+        route_table: Option<String>,
+        why: String,
+    },
+}
+
+impl<'a> Routing<'a> {
+    /// The subnet's route table: its explicit association, else the VPC's main table.
+    pub fn table_of(&self, subnet_id: &str) -> Option<&'a RouteTable> {
+        let associated =
+            |t: &&RouteTable, pick: &dyn Fn(&crate::facts::RouteTableAssociation) -> bool| {
+                t.associations.iter().any(|a| {
+                    pick(a) && !matches!(a.state.as_deref(), Some("disassociated" | "failed"))
+                })
+            };
+        self.route_tables
+            .iter()
+            .find(|t| associated(t, &|a| a.subnet_id.as_deref() == Some(subnet_id)))
+            .or_else(|| {
+                self.route_tables
+                    .iter()
+                    .find(|t| associated(t, &|a| a.main))
+            })
+    }
+
+    /// The subnet's way out. `public_ip` is whether its nodes get a public IPv4 address
+    /// (`None`: not known), which an internet gateway route needs.
+    pub fn egress(&self, subnet_id: &str, public_ip: Option<bool>) -> Egress {
+        self.egress_from(subnet_id, public_ip, true)
+    }
+
+    fn egress_from(&self, subnet_id: &str, public_ip: Option<bool>, follow_nat: bool) -> Egress {
+        let Some(table) = self.table_of(subnet_id) else {
+            return Egress::None {
+                route_table: None,
+                why: "the subnet has no route table".to_string(),
+            };
+        };
+        let rt = table.route_table_id.clone();
+        let Some(route) = table
+            .routes
+            .iter()
+            .find(|r| r.destination_cidr_block.as_deref() == Some("0.0.0.0/0"))
+        else {
+            return Egress::None {
+                route_table: Some(rt),
+                why: "its route table has no default route (0.0.0.0/0)".to_string(),
+            };
+        };
+        if route.state.as_deref() == Some("blackhole") {
+            let target = target_of(route);
+            return Egress::None {
+                route_table: Some(rt),
+                why: format!("its default route to {target} is a blackhole (the target is gone)"),
+            };
+        }
+        if let Some(gw) = route
+            .gateway_id
+            .as_deref()
+            .filter(|g| g.starts_with("igw-"))
+        {
+            let attached = self.internet_gateways.iter().any(|g| {
+                g.internet_gateway_id == gw
+                    && g.attachments.iter().any(|a| {
+                        a.vpc_id == self.vpc_id
+                            && matches!(a.state.as_str(), "available" | "attached")
+                    })
+            });
+            if !attached {
+                return Egress::None {
+                    route_table: Some(rt),
+                    why: format!(
+                        "its default route goes to {gw}, which is not attached to the VPC"
+                    ),
+                };
+            }
+            return match public_ip {
+                Some(true) => Egress::InternetGateway {
+                    route_table: rt,
+                    gateway: gw.to_string(),
+                },
+                Some(false) => Egress::None {
+                    route_table: Some(rt),
+                    why: format!(
+                        "its default route goes to internet gateway {gw}, but nodes get no public IPv4 address (MapPublicIpOnLaunch and associatePublicIPAddress are off)"
+                    ),
+                },
+                None => Egress::Unknown {
+                    route_table: rt,
+                    why: format!(
+                        "its default route goes to internet gateway {gw}, and whether nodes get a public address was not recorded"
+                    ),
+                },
+            };
+        }
+        if let Some(id) = route.nat_gateway_id.as_deref() {
+            let Some(nat) = self.nat_gateways.iter().find(|n| n.nat_gateway_id == id) else {
+                return Egress::None {
+                    route_table: Some(rt),
+                    why: format!(
+                        "its default route goes to NAT gateway {id}, which does not exist"
+                    ),
+                };
+            };
+            if nat.state != "available" {
+                return Egress::None {
+                    route_table: Some(rt),
+                    why: format!(
+                        "its default route goes to NAT gateway {id}, which is {}",
+                        nat.state
+                    ),
+                };
+            }
+            if nat.connectivity_type == "private" {
+                // A private NAT hands traffic on inside the network (usually to a transit
+                // gateway), which may reach the internet further on.
+                return Egress::Unknown {
+                    route_table: rt,
+                    why: format!("its default route goes to private NAT gateway {id}"),
+                };
+            }
+            if follow_nat {
+                // A public NAT gateway reaches the internet through its own subnet's route.
+                match self.egress_from(&nat.subnet_id, Some(true), false) {
+                    Egress::InternetGateway { .. } => {}
+                    Egress::Unknown { why, .. } => {
+                        return Egress::Unknown {
+                            route_table: rt,
+                            why: format!("NAT gateway {id}'s subnet {}: {why}", nat.subnet_id),
+                        };
+                    }
+                    Egress::Nat { .. } | Egress::None { .. } => {
+                        return Egress::None {
+                            route_table: Some(rt),
+                            why: format!(
+                                "its default route goes to NAT gateway {id}, whose subnet {} has no route to an internet gateway",
+                                nat.subnet_id
+                            ),
+                        };
+                    }
+                }
+            }
+            return Egress::Nat {
+                route_table: rt,
+                gateway: id.to_string(),
+                public_ips: nat.public_ips.clone(),
+            };
+        }
+        Egress::Unknown {
+            route_table: rt,
+            why: format!("its default route goes to {}", target_of(route)),
+        }
+    }
+}
+
+/// The target of a route, named for a message.
+fn target_of(route: &crate::facts::Route) -> String {
+    route
+        .gateway_id
+        .as_deref()
+        .or(route.nat_gateway_id.as_deref())
+        .or(route.transit_gateway_id.as_deref())
+        .or(route.vpc_peering_connection_id.as_deref())
+        .or(route.network_interface_id.as_deref())
+        .or(route.instance_id.as_deref())
+        .or(route.egress_only_internet_gateway_id.as_deref())
+        .or(route.other_target.as_deref())
+        .unwrap_or("an unnamed target")
+        .to_string()
+}
+
+/// Whether an IPv4 address lies in any of the CIDRs (`0.0.0.0/0` holds every address).
+pub fn ip_in_any(ip: &str, cidrs: &[String]) -> bool {
+    let Ok(addr) = ip.parse::<std::net::Ipv4Addr>() else {
+        return false;
+    };
+    cidrs
+        .iter()
+        .filter_map(|c| c.parse::<Ipv4Net>().ok())
+        .any(|n| n.contains(&addr))
 }
 
 #[cfg(test)]
@@ -326,5 +536,175 @@ mod tests {
         let all = BTreeMap::from([("sg-old", &old)]);
         let e = tcp_allowed(&all, &["sg-old"], Direction::Inbound, 443, &Peer::default());
         assert_eq!(e, Err(Unjudged::RulesNotRecorded("sg-old".into())));
+    }
+
+    use crate::facts::{GatewayAttachment, Route, RouteTableAssociation};
+
+    fn table(id: &str, subnet: Option<&str>, main: bool, default: Option<Route>) -> RouteTable {
+        let mut routes = vec![Route {
+            destination_cidr_block: Some("192.168.0.0/16".into()),
+            gateway_id: Some("local".into()),
+            state: Some("active".into()),
+            ..Default::default()
+        }];
+        routes.extend(default);
+        RouteTable {
+            route_table_id: id.into(),
+            associations: vec![RouteTableAssociation {
+                subnet_id: subnet.map(str::to_string),
+                main,
+                state: Some("associated".into()),
+            }],
+            routes,
+        }
+    }
+
+    fn default_to(set: impl FnOnce(&mut Route)) -> Option<Route> {
+        let mut r = Route {
+            destination_cidr_block: Some("0.0.0.0/0".into()),
+            state: Some("active".into()),
+            ..Default::default()
+        };
+        set(&mut r);
+        Some(r)
+    }
+
+    fn igw(id: &str) -> InternetGateway {
+        InternetGateway {
+            internet_gateway_id: id.into(),
+            attachments: vec![GatewayAttachment {
+                vpc_id: "vpc-1".into(),
+                state: "available".into(),
+            }],
+        }
+    }
+
+    fn nat(id: &str, subnet: &str) -> NatGateway {
+        NatGateway {
+            nat_gateway_id: id.into(),
+            state: "available".into(),
+            connectivity_type: "public".into(),
+            subnet_id: subnet.into(),
+            public_ips: vec!["198.51.100.7".into()],
+        }
+    }
+
+    #[test]
+    fn private_subnets_go_out_through_a_nat_whose_subnet_reaches_an_igw() {
+        let tables = [
+            table(
+                "rtb-public",
+                Some("subnet-pub"),
+                false,
+                default_to(|r| r.gateway_id = Some("igw-1".into())),
+            ),
+            table(
+                "rtb-main",
+                None,
+                true,
+                default_to(|r| r.nat_gateway_id = Some("nat-1".into())),
+            ),
+        ];
+        let nats = [nat("nat-1", "subnet-pub")];
+        let igws = [igw("igw-1")];
+        let routing = Routing {
+            vpc_id: "vpc-1",
+            route_tables: &tables,
+            nat_gateways: &nats,
+            internet_gateways: &igws,
+        };
+        // The private subnet has no association of its own: the main table applies.
+        match routing.egress("subnet-priv", Some(false)) {
+            Egress::Nat {
+                public_ips,
+                route_table,
+                ..
+            } => {
+                assert_eq!(public_ips, ["198.51.100.7"]);
+                assert_eq!(route_table, "rtb-main");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            routing.egress("subnet-pub", Some(true)),
+            Egress::InternetGateway { .. }
+        ));
+        // An IGW route without a public address leads nowhere.
+        assert!(matches!(
+            routing.egress("subnet-pub", Some(false)),
+            Egress::None { .. }
+        ));
+        assert!(matches!(
+            routing.egress("subnet-pub", None),
+            Egress::Unknown { .. }
+        ));
+        // A NAT whose own subnet has no way out is no way out.
+        let igws: [InternetGateway; 0] = [];
+        let routing = Routing {
+            vpc_id: "vpc-1",
+            route_tables: &tables,
+            nat_gateways: &nats,
+            internet_gateways: &igws,
+        };
+        assert!(matches!(
+            routing.egress("subnet-priv", Some(false)),
+            Egress::None { .. }
+        ));
+    }
+
+    #[test]
+    fn no_default_route_or_a_blackhole_is_no_way_out_and_transit_is_unknown() {
+        let tables = [table("rtb-1", Some("subnet-a"), false, None)];
+        let routing = Routing {
+            vpc_id: "vpc-1",
+            route_tables: &tables,
+            nat_gateways: &[],
+            internet_gateways: &[],
+        };
+        assert!(matches!(
+            routing.egress("subnet-a", Some(false)),
+            Egress::None { .. }
+        ));
+        let tables = [table(
+            "rtb-1",
+            Some("subnet-a"),
+            false,
+            default_to(|r| {
+                r.nat_gateway_id = Some("nat-gone".into());
+                r.state = Some("blackhole".into());
+            }),
+        )];
+        let routing = Routing {
+            vpc_id: "vpc-1",
+            route_tables: &tables,
+            nat_gateways: &[],
+            internet_gateways: &[],
+        };
+        assert!(
+            matches!(routing.egress("subnet-a", Some(false)), Egress::None { ref why, .. } if why.contains("blackhole"))
+        );
+        let tables = [table(
+            "rtb-1",
+            Some("subnet-a"),
+            false,
+            default_to(|r| r.transit_gateway_id = Some("tgw-1".into())),
+        )];
+        let routing = Routing {
+            vpc_id: "vpc-1",
+            route_tables: &tables,
+            nat_gateways: &[],
+            internet_gateways: &[],
+        };
+        assert!(
+            matches!(routing.egress("subnet-a", Some(false)), Egress::Unknown { ref why, .. } if why.contains("tgw-1"))
+        );
+    }
+
+    #[test]
+    fn addresses_in_cidrs() {
+        let cidrs = ["203.0.113.0/24".to_string()];
+        assert!(ip_in_any("203.0.113.9", &cidrs));
+        assert!(!ip_in_any("198.51.100.7", &cidrs));
+        assert!(ip_in_any("198.51.100.7", &["0.0.0.0/0".to_string()]));
     }
 }

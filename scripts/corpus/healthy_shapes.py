@@ -313,7 +313,8 @@ priv_nc = custom_nc({"instanceProfile": PROFILE}, drop=("role",))
 priv_nc["status"]["instanceProfile"] = PROFILE
 b = bundle("Healthy: a fully private cluster as in Karpenter's Private Clusters section: no public subnets, the controller image in ECR private, settings.isolatedVPC=true (no pricing calls), an EC2NodeClass on a pre-made instance profile (no IAM endpoint), and the interruption queue reached through the SQS endpoint.",
     dep=[deployment(image=PRIV_IMAGE)], pods=priv_pods, ncs=[priv_nc],
-    overrides=[profile_fact(), fact("ec2Subnets", [s for s in subnets() if "kubernetes.io/role/elb" not in s["tags"]])])
+    overrides=[profile_fact(), *isolated_network(isolated_endpoints())])
+set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
 set_env(b, "ISOLATED_VPC", "true")
 write("healthy-private-cluster-isolated-vpc", b, [])
 

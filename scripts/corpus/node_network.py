@@ -60,3 +60,62 @@ b = bundle("A terraform-aws-eks cluster done right: the EC2NodeClass discovers t
     overrides=[fact("ec2SecurityGroups", _nn_terraform_groups(_NN_TF_NODE_SG))])
 _nn_terraform_cluster(b)
 write("healthy-terraform-node-sg", b, [])
+
+# ---- The way out of the VPC (KD5004) and the VPC endpoints of an isolated one (KD5005) -------
+# Rules: docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html (which endpoint a node
+# uses, publicAccessCidrs and NAT addresses, the private hosted zone's DNS needs),
+# network-reqs.html, private-clusters.html and vpc-interface-endpoints.html (ec2, ecr.api,
+# ecr.dkr, the S3 gateway).
+
+_NN_STUCK = lambda: fact("nodeClaims", [_nn_stuck("default-w4e5r"), _nn_stuck("default-t6y7u")])
+
+# A private subnet whose route table lost its NAT route (the NAT was never created, or the
+# route table is the VPC's main one), with only the public endpoint on. No thread: this is
+# network-reqs' "nodes must reach the cluster endpoint" with cluster-endpoint's public-only mode.
+b = bundle("The cluster's endpoint is public only (private access off) and the private subnets the EC2NodeClass selects route nothing but the VPC's own range: there is no NAT gateway, so nodes cannot reach the endpoint and never register.",
+    overrides=[*network(nat=False), _NN_STUCK()])
+write("private-subnet-no-egress", b, ["KD5004", "KD6002"])
+
+# The public endpoint restricted to an office range (cluster-endpoint's own example) while the
+# nodes leave through a NAT gateway whose Elastic IP is not in it.
+b = bundle("Only the public endpoint is on and publicAccessCidrs was narrowed to the office range 203.0.113.0/24; the nodes leave the VPC through NAT gateway nat-0a1b2c3d4e5f60718, whose Elastic IP 198.51.100.7 is outside it, so the endpoint refuses them.",
+    overrides=[_NN_STUCK()])
+set_cluster(b, publicAccessCidrs=["203.0.113.0/24"])
+write("public-endpoint-cidrs-exclude-nat", b, ["KD5004", "KD6002"])
+
+# The private endpoint on, the public one off, and the VPC's DNS hostnames attribute off: the
+# private hosted zone does not answer, so nodes cannot resolve the endpoint (the DNS variant of
+# kubernetes-sigs/karpenter#2981, whose cause was a hosted zone missing from the VPC).
+b = bundle("Private endpoint access on, public off, and the VPC's enableDnsHostnames attribute off: the cluster's private hosted zone does not resolve inside the VPC, so nodes cannot find the endpoint and never register.",
+    overrides=[*network(dns=(True, False)), _NN_STUCK()])
+set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
+write("private-endpoint-dns-hostnames-off", b, ["KD5004", "KD6002"])
+
+# An isolated VPC with the ECR and S3 endpoints but no EC2 endpoint: nodeadm retries
+# EC2/DescribeInstances at boot and the node never joins (awslabs/amazon-eks-ami#2436).
+b = bundle("An isolated VPC (private endpoint only, no NAT, no internet gateway) with VPC endpoints for ECR and S3 but none for EC2: nodeadm's DescribeInstances call at boot never returns (awslabs/amazon-eks-ami#2436) and the nodes never register.",
+    overrides=[*isolated_network(isolated_endpoints(skip=("ec2",))), _NN_STUCK()])
+set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
+write("isolated-vpc-no-ec2-endpoint", b, ["KD5005", "KD6002"])
+
+# Endpoints created without security groups get the VPC's default group, which admits only its
+# own members (terraform-aws-modules/terraform-aws-eks#3113): here the endpoints' group admits
+# nothing from the nodes.
+b = bundle("An isolated VPC whose interface endpoints (ec2, ecr.api, ecr.dkr, sts) carry a security group that admits nothing from the nodes, as with endpoints left on the VPC's default group (terraform-aws-modules/terraform-aws-eks#3113): image pulls and nodeadm's EC2 calls time out.",
+    overrides=[*isolated_network(isolated_endpoints(), vpce_inbound=[rule(groups=[VPCE_SG])]), _NN_STUCK()])
+set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
+write("isolated-vpc-endpoint-sg-excludes-nodes", b, ["KD5005", "KD6002"])
+
+# Healthy: nodes in the public subnet with public addresses, the public endpoint open to all.
+pub_nc = custom_nc()
+pub_nc["status"]["subnets"] = [{"id": "subnet-0c7d8e9f", "zone": "us-west-2a", "zoneID": "usw2-az1"}]
+pub_nc["spec"]["subnetSelectorTerms"] = [{"id": "subnet-0c7d8e9f"}]
+b = bundle("Healthy: the EC2NodeClass selects the public subnet (subnet-0c7d8e9f, MapPublicIpOnLaunch on), which routes 0.0.0.0/0 to the VPC's internet gateway; the cluster's public endpoint admits 0.0.0.0/0.",
+    ncs=[pub_nc])
+write("healthy-public-subnet-nodes", b, [])
+
+# Hub-and-spoke: the private subnets' default route goes to a transit gateway (NAT and endpoints
+# in a hub VPC karpdoctor does not read). Neither a pass nor a failure.
+b = bundle("The private subnets route 0.0.0.0/0 to transit gateway tgw-0a1b2c3d4e5f60718 (a hub VPC holds the NAT gateways), and only the public endpoint is on: karpdoctor cannot follow the route, so KD5004 says it cannot tell instead of failing.",
+    overrides=[*network(private_default=route("0.0.0.0/0", transitGatewayId="tgw-0a1b2c3d4e5f60718"))])
+write("tgw-egress-not-judged", b, [], unknown=["KD5004"], desc=None)

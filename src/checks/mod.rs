@@ -83,11 +83,14 @@ checks! {
     }
     /// KD5xxx: whether nodes Karpenter launches can join the cluster: their role must be mapped
     /// to the node identity in the mechanism the cluster's authentication mode honours, the
-    /// `aws-auth` ConfigMap or EKS access entries.
+    /// `aws-auth` ConfigMap or EKS access entries; their subnets must reach the cluster endpoint
+    /// and AWS's APIs, their security groups admit the control plane, their user data boot.
     nodejoin {
         node_role_not_mapped::NODE_ROLE_NOT_MAPPED,
         aws_auth_malformed::AWS_AUTH_MALFORMED,
         access_entry_wrong_type::ACCESS_ENTRY_WRONG_TYPE,
+        node_endpoint_unreachable::NODE_ENDPOINT_UNREACHABLE,
+        node_aws_endpoints_unreachable::NODE_AWS_ENDPOINTS_UNREACHABLE,
         node_security_groups_block_cluster::NODE_SECURITY_GROUPS_BLOCK_CLUSTER,
         nodeclass_userdata_invalid::NODECLASS_USERDATA_INVALID,
     }

@@ -13,9 +13,10 @@ use super::Facts;
 use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
     Ec2Filter, Ec2Instance, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey,
-    FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering, KmsGrant,
-    KmsKey, KubeVersion, OidcProvider, PodIdentityAssociation, SecurityGroup, Snapshot, SqsQueue,
-    Subnet,
+    FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering,
+    InternetGateway, KmsGrant, KmsKey, KubeVersion, NatGateway, OidcProvider,
+    PodIdentityAssociation, RouteTable, SecurityGroup, Snapshot, SqsQueue, Subnet, VpcAttributes,
+    VpcEndpoint,
 };
 use crate::iam::simulation::Row;
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
@@ -194,6 +195,37 @@ impl Facts {
 
     pub async fn security_groups(&self) -> Result<Arc<Vec<SecurityGroup>>, FactError> {
         self.get(FactKey::ec2_security_groups()).await
+    }
+
+    pub async fn vpc_attributes(
+        &self,
+        vpc_id: &str,
+    ) -> Result<Arc<Option<VpcAttributes>>, FactError> {
+        self.get(FactKey::ec2_vpc_attributes(vpc_id.to_string()))
+            .await
+    }
+
+    pub async fn route_tables(&self, vpc_id: &str) -> Result<Arc<Vec<RouteTable>>, FactError> {
+        self.get(FactKey::ec2_route_tables(vpc_id.to_string()))
+            .await
+    }
+
+    pub async fn nat_gateways(&self, vpc_id: &str) -> Result<Arc<Vec<NatGateway>>, FactError> {
+        self.get(FactKey::ec2_nat_gateways(vpc_id.to_string()))
+            .await
+    }
+
+    pub async fn internet_gateways(
+        &self,
+        vpc_id: &str,
+    ) -> Result<Arc<Vec<InternetGateway>>, FactError> {
+        self.get(FactKey::ec2_internet_gateways(vpc_id.to_string()))
+            .await
+    }
+
+    pub async fn vpc_endpoints(&self, vpc_id: &str) -> Result<Arc<Vec<VpcEndpoint>>, FactError> {
+        self.get(FactKey::ec2_vpc_endpoints(vpc_id.to_string()))
+            .await
     }
 
     /// The images one AMI selector term matches (see `ec2::selectors::image_query`).

@@ -272,6 +272,38 @@ facts! {
         shape ListOf { field: "groupId", what: "security groups with ids" };
         display |f| f.write_str("EC2 security groups");
 
+    /// The DNS attributes of one VPC (`ec2:DescribeVpcAttribute` for `enableDnsSupport` and
+    /// `enableDnsHostnames`, sent together); `null` when the VPC does not exist.
+    Ec2VpcAttributes { vpc_id: String } => fn ec2_vpc_attributes -> Option<VpcAttributes>;
+        ops [aws("ec2", "DescribeVpcAttribute")];
+        shape Field { field: "enableDnsSupport", ty: Bool, nullable: true, what: "VPC DNS attributes" };
+        display |f| write!(f, "DNS attributes of VPC {vpc_id}");
+
+    /// The route tables of one VPC (`ec2:DescribeRouteTables`, filter `vpc-id`, paged).
+    Ec2RouteTables { vpc_id: String } => fn ec2_route_tables -> Vec<RouteTable>;
+        ops [aws("ec2", "DescribeRouteTables")];
+        shape ListOf { field: "routeTableId", what: "route tables with ids" };
+        display |f| write!(f, "route tables of VPC {vpc_id}");
+
+    /// The NAT gateways of one VPC (`ec2:DescribeNatGateways`, filter `vpc-id`, paged).
+    Ec2NatGateways { vpc_id: String } => fn ec2_nat_gateways -> Vec<NatGateway>;
+        ops [aws("ec2", "DescribeNatGateways")];
+        shape ListOf { field: "natGatewayId", what: "NAT gateways with ids" };
+        display |f| write!(f, "NAT gateways of VPC {vpc_id}");
+
+    /// The internet gateways attached to one VPC (`ec2:DescribeInternetGateways`, filter
+    /// `attachment.vpc-id`, paged).
+    Ec2InternetGateways { vpc_id: String } => fn ec2_internet_gateways -> Vec<InternetGateway>;
+        ops [aws("ec2", "DescribeInternetGateways")];
+        shape ListOf { field: "internetGatewayId", what: "internet gateways with ids" };
+        display |f| write!(f, "internet gateways of VPC {vpc_id}");
+
+    /// The endpoints of one VPC (`ec2:DescribeVpcEndpoints`, filter `vpc-id`, paged).
+    Ec2VpcEndpoints { vpc_id: String } => fn ec2_vpc_endpoints -> Vec<VpcEndpoint>;
+        ops [aws("ec2", "DescribeVpcEndpoints")];
+        shape ListOf { field: "vpcEndpointId", what: "VPC endpoints with ids" };
+        display |f| write!(f, "endpoints of VPC {vpc_id}");
+
     /// `ec2:DescribeImages` with filters and owners, as Karpenter queries one AMI selector
     /// term (deprecated images included). Unknown ids match nothing; they are not an error.
     Ec2Images { filters: Vec<Ec2Filter>, owners: Vec<String> } => fn ec2_images -> Vec<Image>;

@@ -368,3 +368,99 @@ pub struct RawResult {
     /// Present in the current shape; empty in the older one.
     pub resource_specific: Vec<RawResult>,
 }
+
+/// The DNS attributes of a VPC (`ec2:DescribeVpcAttribute`, one call per attribute).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VpcAttributes {
+    pub enable_dns_support: bool,
+    pub enable_dns_hostnames: bool,
+}
+
+/// One route table of a VPC (`ec2:DescribeRouteTables`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RouteTable {
+    pub route_table_id: String,
+    pub associations: Vec<RouteTableAssociation>,
+    pub routes: Vec<Route>,
+}
+
+/// A route table's association: with a subnet, or the VPC's main table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RouteTableAssociation {
+    pub subnet_id: Option<String>,
+    pub main: bool,
+    /// `associated`, `associating`, `disassociating`, `disassociated`, `failed`.
+    pub state: Option<String>,
+}
+
+/// One route: a destination and its target (exactly one target field is set).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Route {
+    pub destination_cidr_block: Option<String>,
+    pub destination_ipv6_cidr_block: Option<String>,
+    pub destination_prefix_list_id: Option<String>,
+    /// `active` or `blackhole`.
+    pub state: Option<String>,
+    /// `local`, `igw-…`, a virtual private gateway `vgw-…`, or a Gateway endpoint `vpce-…`.
+    pub gateway_id: Option<String>,
+    pub nat_gateway_id: Option<String>,
+    pub transit_gateway_id: Option<String>,
+    pub vpc_peering_connection_id: Option<String>,
+    pub network_interface_id: Option<String>,
+    pub instance_id: Option<String>,
+    pub egress_only_internet_gateway_id: Option<String>,
+    /// Any other target (carrier, local or core network gateway), named for evidence.
+    pub other_target: Option<String>,
+}
+
+/// One NAT gateway (`ec2:DescribeNatGateways`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NatGateway {
+    pub nat_gateway_id: String,
+    /// `pending`, `available`, `deleting`, `deleted`, `failed`.
+    pub state: String,
+    /// `public` or `private`.
+    pub connectivity_type: String,
+    pub subnet_id: String,
+    /// Its Elastic IPs: the addresses the cluster's public endpoint sees.
+    pub public_ips: Vec<String>,
+}
+
+/// One internet gateway (`ec2:DescribeInternetGateways`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InternetGateway {
+    pub internet_gateway_id: String,
+    /// `(vpc id, state)`; `available` when attached.
+    pub attachments: Vec<GatewayAttachment>,
+}
+
+/// An internet gateway's attachment to a VPC.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GatewayAttachment {
+    pub vpc_id: String,
+    pub state: String,
+}
+
+/// One VPC endpoint (`ec2:DescribeVpcEndpoints`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VpcEndpoint {
+    pub vpc_endpoint_id: String,
+    /// `com.amazonaws.REGION.ec2` and the like.
+    pub service_name: String,
+    /// `Interface`, `Gateway`, `GatewayLoadBalancer`, …
+    pub vpc_endpoint_type: String,
+    /// `available`, `pending`, `rejected`, …
+    pub state: String,
+    pub private_dns_enabled: bool,
+    pub route_table_ids: Vec<String>,
+    pub subnet_ids: Vec<String>,
+    pub group_ids: Vec<String>,
+}

@@ -224,7 +224,11 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .build();
         let network = aws_sdk_eks::types::KubernetesNetworkConfigRequest::builder()
             .set_service_ipv4_cidr(v["serviceIpv4Cidr"].as_str().map(str::to_string))
-            .set_ip_family(v["ipFamily"].as_str().map(aws_sdk_eks::types::IpFamily::from))
+            .set_ip_family(
+                v["ipFamily"]
+                    .as_str()
+                    .map(aws_sdk_eks::types::IpFamily::from),
+            )
             .build();
         create
             .name(v["name"].as_str().unwrap())
@@ -748,6 +752,159 @@ async fn seed_rules(ec2: &aws_sdk_ec2::Client, g: &serde_json::Value) {
     }
 }
 
+/// The items of a fact keyed by a VPC id (`{"ec2RouteTables": {"vpcId": …}}` and the like).
+fn keyed(facts: &[serde_json::Value], kind: &str, vpc: &str) -> Vec<serde_json::Value> {
+    facts
+        .iter()
+        .filter(|f| f["fact"][kind]["vpcId"] == vpc)
+        .filter_map(|f| f["value"].as_array().cloned())
+        .flatten()
+        .collect()
+}
+
+/// A fixture VPC's network as EC2 builds it: DNS attributes, internet gateways attached, NAT
+/// gateways on their Elastic IPs, route tables with their subnets and routes, endpoints; every
+/// id pinned to the fixture's.
+async fn seed_network(
+    ec2: &aws_sdk_ec2::Client,
+    facts: &[serde_json::Value],
+    vpcs: &std::collections::BTreeMap<String, String>,
+) {
+    use aws_sdk_ec2::types::{
+        AttributeBooleanValue, ConnectivityType, DomainType, ResourceType, Tag, TagSpecification,
+        VpcEndpointType,
+    };
+    let pin = |kind: ResourceType, id: &str| {
+        TagSpecification::builder()
+            .resource_type(kind)
+            .tags(Tag::builder().key("karpmoto:id").value(id).build())
+            .build()
+    };
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    let on = |v: bool| AttributeBooleanValue::builder().value(v).build();
+    for vpc in vpcs.keys() {
+        for f in facts
+            .iter()
+            .filter(|f| f["fact"]["ec2VpcAttributes"]["vpcId"] == vpc.as_str())
+        {
+            let v = &f["value"];
+            if v.is_null() {
+                continue;
+            }
+            // EC2 takes one attribute per call.
+            for (name, value) in [
+                ("enableDnsSupport", &v["enableDnsSupport"]),
+                ("enableDnsHostnames", &v["enableDnsHostnames"]),
+            ] {
+                let call = ec2.modify_vpc_attribute().vpc_id(vpc);
+                let call = match name {
+                    "enableDnsSupport" => call.enable_dns_support(on(value == true)),
+                    _ => call.enable_dns_hostnames(on(value == true)),
+                };
+                call.send().await.unwrap();
+            }
+        }
+        for g in keyed(facts, "ec2InternetGateways", vpc) {
+            let id = g["internetGatewayId"].as_str().unwrap();
+            ec2.create_internet_gateway()
+                .tag_specifications(pin(ResourceType::InternetGateway, id))
+                .send()
+                .await
+                .unwrap();
+            ec2.attach_internet_gateway()
+                .internet_gateway_id(id)
+                .vpc_id(vpc)
+                .send()
+                .await
+                .unwrap();
+        }
+        for n in keyed(facts, "ec2NatGateways", vpc) {
+            let id = n["natGatewayId"].as_str().unwrap();
+            let private = n["connectivityType"] == "private";
+            let mut create = ec2
+                .create_nat_gateway()
+                .subnet_id(n["subnetId"].as_str().unwrap())
+                .tag_specifications(pin(ResourceType::Natgateway, id));
+            if private {
+                create = create.connectivity_type(ConnectivityType::Private);
+            } else if let Some(ip) = n["publicIps"][0].as_str() {
+                let eip = ec2
+                    .allocate_address()
+                    .domain(DomainType::Vpc)
+                    .address(ip)
+                    .send()
+                    .await
+                    .unwrap();
+                create = create.set_allocation_id(eip.allocation_id().map(str::to_string));
+            }
+            create.send().await.unwrap();
+        }
+        for t in keyed(facts, "ec2RouteTables", vpc) {
+            let id = t["routeTableId"].as_str().unwrap();
+            let associations = t["associations"].as_array().cloned().unwrap_or_default();
+            if !associations.iter().any(|a| a["main"] == true) {
+                ec2.create_route_table()
+                    .vpc_id(vpc)
+                    .tag_specifications(pin(ResourceType::RouteTable, id))
+                    .send()
+                    .await
+                    .unwrap();
+            }
+            for a in associations.iter().filter(|a| a["subnetId"].is_string()) {
+                ec2.associate_route_table()
+                    .route_table_id(id)
+                    .subnet_id(a["subnetId"].as_str().unwrap())
+                    .send()
+                    .await
+                    .unwrap();
+            }
+            for r in t["routes"].as_array().into_iter().flatten() {
+                if r["gatewayId"] == "local" {
+                    continue;
+                }
+                ec2.create_route()
+                    .route_table_id(id)
+                    .set_destination_cidr_block(text(&r["destinationCidrBlock"]))
+                    .set_gateway_id(text(&r["gatewayId"]))
+                    .set_nat_gateway_id(text(&r["natGatewayId"]))
+                    .set_transit_gateway_id(text(&r["transitGatewayId"]))
+                    .set_vpc_peering_connection_id(text(&r["vpcPeeringConnectionId"]))
+                    .set_network_interface_id(text(&r["networkInterfaceId"]))
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+        for e in keyed(facts, "ec2VpcEndpoints", vpc) {
+            let strings = |field: &str| -> Option<Vec<String>> {
+                let items: Vec<String> = e[field]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+                (!items.is_empty()).then_some(items)
+            };
+            let kind = VpcEndpointType::from(e["vpcEndpointType"].as_str().unwrap());
+            let mut create = ec2
+                .create_vpc_endpoint()
+                .vpc_id(vpc)
+                .service_name(e["serviceName"].as_str().unwrap())
+                .set_route_table_ids(strings("routeTableIds"))
+                .set_subnet_ids(strings("subnetIds"))
+                .set_security_group_ids(strings("groupIds"))
+                .tag_specifications(pin(
+                    ResourceType::VpcEndpoint,
+                    e["vpcEndpointId"].as_str().unwrap(),
+                ));
+            if kind == VpcEndpointType::Interface {
+                create = create.private_dns_enabled(e["privateDnsEnabled"] == true);
+            }
+            create.vpc_endpoint_type(kind).send().await.unwrap();
+        }
+    }
+}
+
 async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
     use aws_sdk_ec2::types::{ArchitectureValues, ResourceType, Tag, TagSpecification};
     let ec2 = aws_sdk_ec2::Client::new(conf);
@@ -786,9 +943,28 @@ async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
             .or_insert_with(|| format!("10.{}.0.0/16", 100 + i));
     }
     for (id, cidr) in &vpcs {
+        // The main route table CreateVpc makes gets the fixture's id.
+        let mut tags = serde_json::Map::new();
+        for t in keyed(facts, "ec2RouteTables", id) {
+            if t["associations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|a| a["main"] == true)
+            {
+                tags.insert(
+                    "karpmoto:main-route-table-id".into(),
+                    t["routeTableId"].clone(),
+                );
+            }
+        }
         ec2.create_vpc()
             .cidr_block(cidr)
-            .tag_specifications(spec(ResourceType::Vpc, id, &serde_json::Value::Null))
+            .tag_specifications(spec(
+                ResourceType::Vpc,
+                id,
+                &serde_json::Value::Object(tags),
+            ))
             .send()
             .await
             .unwrap();
@@ -825,6 +1001,7 @@ async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
     for g in &groups {
         seed_rules(&ec2, g).await;
     }
+    seed_network(&ec2, facts, &vpcs).await;
     for s in subnets.iter().filter(|s| s["mapPublicIpOnLaunch"] == true) {
         ec2.modify_subnet_attribute()
             .subnet_id(s["subnetId"].as_str().unwrap())

@@ -19,6 +19,7 @@ pub mod kubeconfig;
 mod messaging;
 mod simulations;
 mod ssm_kms;
+mod vpc;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -370,6 +371,13 @@ impl Live {
             }
             FactKey::Ec2Subnets => ec2::subnets(&aws()?.ec2).boxed(),
             FactKey::Ec2SecurityGroups => ec2::security_groups(&aws()?.ec2).boxed(),
+            FactKey::Ec2VpcAttributes { vpc_id } => vpc::attributes(&aws()?.ec2, vpc_id).boxed(),
+            FactKey::Ec2RouteTables { vpc_id } => vpc::route_tables(&aws()?.ec2, vpc_id).boxed(),
+            FactKey::Ec2NatGateways { vpc_id } => vpc::nat_gateways(&aws()?.ec2, vpc_id).boxed(),
+            FactKey::Ec2InternetGateways { vpc_id } => {
+                vpc::internet_gateways(&aws()?.ec2, vpc_id).boxed()
+            }
+            FactKey::Ec2VpcEndpoints { vpc_id } => vpc::endpoints(&aws()?.ec2, vpc_id).boxed(),
             FactKey::Ec2Images { filters, owners } => {
                 ec2::images(&aws()?.ec2, filters, owners).boxed()
             }

@@ -7,7 +7,8 @@ use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
     ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, CONTROLLER_SETTINGS_MISMATCH,
     NODE_ROLE_NOT_MAPPED, NODECLASS_EBS_KMS_UNUSABLE, NODECLASS_NODE_ROLE_INVALID,
-    NODE_SECURITY_GROUPS_BLOCK_CLUSTER, NODECLASS_USERDATA_INVALID,
+    NODE_AWS_ENDPOINTS_UNREACHABLE, NODE_ENDPOINT_UNREACHABLE, NODE_SECURITY_GROUPS_BLOCK_CLUSTER,
+    NODECLASS_USERDATA_INVALID,
 };
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
@@ -34,7 +35,10 @@ const OWNERS: &[&str] = &[
     NODECLASS_NODE_ROLE_INVALID,
     // User data the node cannot boot with (nodeadm rejects it, bootstrap.sh on AL2023).
     NODECLASS_USERDATA_INVALID,
-    // Security groups that keep the node and the control plane apart.
+    // No way to the cluster endpoint or to AWS's APIs from the subnet, or security groups
+    // that keep the node and the control plane apart.
+    NODE_ENDPOINT_UNREACHABLE,
+    NODE_AWS_ENDPOINTS_UNREACHABLE,
     NODE_SECURITY_GROUPS_BLOCK_CLUSTER,
 ];
 
