@@ -901,6 +901,8 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
         ("interruption-queue-missing", false),
         // A custom AMI whose snapshot is encrypted (the snapshot read).
         ("ami-snapshot-cmk-unusable", false),
+        // The private endpoint: the VPC's DNS attributes and its endpoints.
+        ("healthy-private-cluster-isolated-vpc", false),
     ];
     for (name, every) in scenarios {
         let wanted = |exercised: &BTreeSet<String>, p: &str| every || !exercised.contains(p);

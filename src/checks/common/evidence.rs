@@ -10,3 +10,12 @@ pub fn capped(items: impl IntoIterator<Item = String>, n: usize) -> Vec<String> 
     }
     out
 }
+
+/// "subnet a" or "subnets a, b", for a message.
+pub fn subnet_words<S: AsRef<str>>(ids: &[S]) -> String {
+    let ids: Vec<&str> = ids.iter().map(AsRef::as_ref).collect();
+    match ids.as_slice() {
+        [one] => format!("subnet {one}"),
+        many => format!("subnets {}", many.join(", ")),
+    }
+}

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
+use crate::checks::common::evidence::subnet_words;
 use crate::checks::common::nodeclass::{object, status_ids};
 use crate::facts::{SecurityGroup, VpcEndpoint};
 use crate::network::{Direction, Egress, Peer, Routing, Verdict, tcp_allowed};
@@ -123,6 +124,7 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
         let mut missing = Vec::new();
         let mut no_private_dns = Vec::new();
         let mut closed = Vec::new();
+        let mut closed_groups: Vec<String> = Vec::new();
         for (suffix, why) in INTERFACE {
             let name = service(suffix);
             let found: Vec<&VpcEndpoint> = endpoints
@@ -140,7 +142,14 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
             }
             let groups: Vec<&str> = endpoint.group_ids.iter().map(String::as_str).collect();
             match tcp_allowed(&by_id, &groups, Direction::Inbound, 443, &node_peer) {
-                Ok(Verdict::Denied) => closed.push(endpoint.vpc_endpoint_id.clone()),
+                Ok(Verdict::Denied) => {
+                    closed.push(endpoint.vpc_endpoint_id.clone());
+                    for g in &endpoint.group_ids {
+                        if !closed_groups.contains(g) {
+                            closed_groups.push(g.clone());
+                        }
+                    }
+                }
                 Ok(Verdict::Unknown(why)) => {
                     unknown.push(format!("{}: endpoint {}: {why}", object(nc), endpoint.vpc_endpoint_id));
                 }
@@ -199,8 +208,9 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
         let mut f = Finding::new(
             object(nc),
             format!(
-                "subnet {} has no way out of the VPC and {}",
-                subnet_ids.join(", "),
+                "{} {} no way out of the VPC and {}",
+                subnet_words(&subnet_ids),
+                if subnet_ids.len() == 1 { "has" } else { "have" },
                 problems.join("; ")
             ),
         )
@@ -234,6 +244,16 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
                     "aws ec2 create-vpc-endpoint --vpc-id {vpc_id} --vpc-endpoint-type Interface --service-name {name} --subnet-ids {subnet_list} --security-group-ids {} --private-dns-enabled",
                     node_groups.first().map(String::as_str).unwrap_or("<a group admitting 443 from the nodes>")
                 )
+            });
+        }
+        for group in &closed_groups {
+            f = f.fix(match node_groups.first() {
+                Some(node_sg) => format!(
+                    "aws ec2 authorize-security-group-ingress --group-id {group} --protocol tcp --port 443 --source-group {node_sg}"
+                ),
+                None => format!(
+                    "aws ec2 authorize-security-group-ingress --group-id {group} --protocol tcp --port 443 --cidr <the node subnets' range>"
+                ),
             });
         }
         for id in &no_private_dns {

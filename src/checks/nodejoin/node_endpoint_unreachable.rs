@@ -8,6 +8,7 @@
 
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
+use crate::checks::common::evidence::subnet_words;
 use crate::checks::common::nodeclass::{object, status_ids};
 use crate::network::{Egress, Routing, ip_in_any};
 
@@ -166,8 +167,8 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
                 Finding::new(
                     object(nc),
                     format!(
-                        "nodes in subnet {} cannot reach the cluster's public endpoint and private endpoint access is off: {first}",
-                        names.join(", ")
+                        "nodes in {} cannot reach the cluster's public endpoint and private endpoint access is off: {first}",
+                        subnet_words(&names)
                     ),
                 )
                 .evidence("subnets", no_way_out.clone())
@@ -182,19 +183,24 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
             );
         }
         if !excluded.is_empty() {
-            let ips: Vec<String> = excluded
+            // Subnets behind one NAT gateway share its addresses: name each once.
+            let mut ips: Vec<String> = Vec::new();
+            for ip in excluded
                 .iter()
                 .flat_map(|s| s["publicIps"].as_array().cloned().unwrap_or_default())
                 .filter_map(|ip| ip.as_str().map(str::to_string))
-                .collect();
+            {
+                if !ips.contains(&ip) {
+                    ips.push(ip);
+                }
+            }
             let mut cidrs = allowed.clone();
             cidrs.extend(ips.iter().map(|ip| format!("{ip}/32")));
-            cidrs.dedup();
             findings.push(
                 Finding::new(
                     object(nc),
                     format!(
-                        "only the public endpoint is on and its publicAccessCidrs ({}) exclude the NAT address {} nodes come from",
+                        "only the public endpoint is on and its publicAccessCidrs ({}) exclude {}, the NAT address nodes come from",
                         allowed.join(", "),
                         ips.join(", ")
                     ),
@@ -214,8 +220,8 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
                 Finding::new(
                     object(nc),
                     format!(
-                        "nodes in public subnet {} reach the public endpoint from their own random public address, which publicAccessCidrs ({}) may not admit",
-                        random_ip.join(", "),
+                        "nodes in public {} reach the public endpoint from their own random public address, which publicAccessCidrs ({}) may not admit",
+                        subnet_words(&random_ip),
                         allowed.join(", ")
                     ),
                 )
@@ -242,3 +248,4 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
     }
     Ok(findings)
 }
+
