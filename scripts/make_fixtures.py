@@ -161,7 +161,16 @@ def route_table(rid, subnets=(), main=False, routes=()):
     assoc+=[{"subnetId":s,"main":False,"state":"associated"} for s in subnets]
     return {"routeTableId":rid,"associations":assoc,"routes":[LOCAL,*routes]}
 PRIVATE_SUBNETS=["subnet-0a1b2c3d","subnet-0e4f5a6b"]
-def network(private_default=None, public=True, nat=True, dns=(True,True), endpoints=()):
+DEFAULT_ACL="acl-0a1b2c3d4e5f60718"
+def acl_entry(rule, egress, action="allow", proto="-1", ports=None, cidr="0.0.0.0/0"):
+    return {"ruleNumber":rule,"egress":egress,"ruleAction":action,"protocol":proto,
+            "fromPort":ports[0] if ports else None,"toPort":ports[1] if ports else None,"cidrBlock":cidr,"ipv6CidrBlock":None}
+def acl(aid, subnets, entries=None, default=False):
+    """A network ACL; without entries, the VPC default's: allow all both ways (100), then deny (*)."""
+    entries=entries if entries is not None else [acl_entry(100,True),acl_entry(100,False)]
+    return {"networkAclId":aid,"isDefault":default,"subnetIds":list(subnets),
+            "entries":entries+[acl_entry(32767,True,"deny"),acl_entry(32767,False,"deny")]}
+def network(private_default=None, public=True, nat=True, dns=(True,True), endpoints=(), acls=None):
     """The facts of the cluster VPC's network; `private_default` is the private subnets' default
     route (a NAT route unless given; False for none)."""
     if private_default is None: private_default=route("0.0.0.0/0", natGatewayId=NAT) if nat else False
@@ -172,7 +181,9 @@ def network(private_default=None, public=True, nat=True, dns=(True,True), endpoi
             ({"ec2RouteTables":{"vpcId":VPC}}, {"value":tables}),
             ({"ec2NatGateways":{"vpcId":VPC}}, {"value":[{"natGatewayId":NAT,"state":"available","connectivityType":"public","subnetId":"subnet-0c7d8e9f","publicIps":[NAT_IP]}] if nat else []}),
             ({"ec2InternetGateways":{"vpcId":VPC}}, {"value":[{"internetGatewayId":IGW,"attachments":[{"vpcId":VPC,"state":"available"}]}] if public else []}),
-            ({"ec2VpcEndpoints":{"vpcId":VPC}}, {"value":list(endpoints)})]
+            ({"ec2VpcEndpoints":{"vpcId":VPC}}, {"value":list(endpoints)}),
+            ({"ec2NetworkAcls":{"vpcId":VPC}}, {"value":acls if acls is not None else
+                [acl(DEFAULT_ACL, PRIVATE_SUBNETS+(["subnet-0c7d8e9f"] if public else []), default=True)]})]
 def endpoint(eid, svc, kind="Interface", groups=(), tables=(), subnets=PRIVATE_SUBNETS, dns=True):
     return {"vpcEndpointId":eid,"serviceName":"com.amazonaws.us-west-2."+svc,"vpcEndpointType":kind,"state":"available",
             "privateDnsEnabled":dns if kind=="Interface" else False,"routeTableIds":list(tables),
@@ -373,6 +384,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add({"iamAttachedRolePolicies":{"role":"KarpenterNodeRole-demo"}}, attached())
     add({"serviceAccount":{"namespace":"kube-system","name":"aws-node"}}, aws_node_sa())
     add({"podIdentityAssociations":{"cluster":"demo","namespace":"kube-system","serviceAccount":"aws-node"}}, [])
+    add({"pods":{"namespace":"kube-system","labelSelector":"k8s-app=aws-node"}}, [])
     add("awsAuth", aws_auth())
     add("ebsDefaults", {"encryptedByDefault":False,"defaultKmsKeyId":"alias/aws/ebs"})
     add({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN)])
@@ -428,6 +440,10 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     if ids and not any(isinstance(e["fact"],dict) and "ec2Instances" in e["fact"] for e in b["facts"]):
         b["facts"].append({"fact":{"ec2Instances":{"ids":ids}},"value":[
             {"instanceId":i,"state":"running","stateReasonCode":None,"stateReasonMessage":None,"launchTime":"2026-11-23T09:39:50Z"} for i in ids]})
+    # Their consoles (null: nothing printed yet), unless the scenario recorded them.
+    for i in ids:
+        if not any(isinstance(e["fact"],dict) and e["fact"].get("ec2ConsoleOutput",{}).get("instanceId")==i for e in b["facts"]):
+            b["facts"].append({"fact":{"ec2ConsoleOutput":{"instanceId":i}},"value":None})
     # Simulation results are recorded from the emulator seeded with b["emulator"]
     # (`scripts/record-simulations`); everything else in a bundle is written here by hand.
     sims=os.path.join(d,"simulations.json")

@@ -15,6 +15,7 @@ pub mod bundle;
 pub mod check;
 pub mod checks;
 pub mod cli;
+pub mod console;
 pub mod context;
 pub mod docs;
 pub mod ec2;

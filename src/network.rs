@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use ipnet::Ipv4Net;
 
-use crate::facts::{InternetGateway, NatGateway, RouteTable, SecurityGroup, SgPermission};
+use crate::facts::{
+    InternetGateway, NatGateway, NetworkAcl, RouteTable, SecurityGroup, SgPermission,
+};
 
 /// The other end of a flow, as a security group rule may name it.
 #[derive(Clone, Debug, Default)]
@@ -380,6 +382,54 @@ pub fn ip_in_any(ip: &str, cidrs: &[String]) -> bool {
         .any(|n| n.contains(&addr))
 }
 
+/// What a network ACL says about TCP traffic on some ports, to or from anywhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AclVerdict {
+    /// An entry allows some of it before any entry denies all of it.
+    Allowed,
+    /// This entry denies all of it, to or from every IPv4 address, before any allow.
+    Denied { rule: i32 },
+}
+
+/// First-match evaluation of a network ACL for TCP on `ports` (inclusive), outbound or inbound,
+/// as EC2 applies it: entries by rule number, the first that matches the packet decides
+/// (<https://docs.aws.amazon.com/vpc/latest/userguide/nacl-rules.html>). Lenient by design: an
+/// allow for part of the ports or of the addresses counts as allowed (the endpoint's addresses
+/// are not known), and only a deny of every address and port that no allow precedes is one.
+pub fn acl_tcp(acl: &NetworkAcl, egress: bool, ports: (i32, i32)) -> AclVerdict {
+    let mut entries: Vec<_> = acl
+        .entries
+        .iter()
+        .filter(|e| e.egress == egress && e.cidr_block.is_some())
+        .filter(|e| matches!(e.protocol.as_str(), "-1" | "6" | "tcp" | "all"))
+        .collect();
+    entries.sort_by_key(|e| e.rule_number);
+    for e in entries {
+        // -1 carries no port range: every port.
+        let (from, to) = match (e.protocol.as_str(), e.from_port, e.to_port) {
+            ("-1" | "all", _, _) => (0, 65535),
+            (_, Some(from), Some(to)) => (from, to),
+            _ => (0, 65535),
+        };
+        let overlaps = from <= ports.1 && ports.0 <= to;
+        if !overlaps {
+            continue;
+        }
+        if e.rule_action == "allow" {
+            return AclVerdict::Allowed;
+        }
+        let everywhere = e.cidr_block.as_deref() == Some("0.0.0.0/0");
+        if everywhere && from <= ports.0 && ports.1 <= to {
+            return AclVerdict::Denied {
+                rule: e.rule_number,
+            };
+        }
+        // A deny of some addresses or ports: the rest goes on to later entries.
+    }
+    // EC2's implicit last entry (*) denies what nothing matched.
+    AclVerdict::Denied { rule: i32::MAX }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -706,5 +756,64 @@ mod tests {
         assert!(ip_in_any("203.0.113.9", &cidrs));
         assert!(!ip_in_any("198.51.100.7", &cidrs));
         assert!(ip_in_any("198.51.100.7", &["0.0.0.0/0".to_string()]));
+    }
+
+    use crate::facts::NetworkAclEntry;
+
+    fn entry(
+        rule: i32,
+        egress: bool,
+        action: &str,
+        proto: &str,
+        ports: Option<(i32, i32)>,
+        cidr: &str,
+    ) -> NetworkAclEntry {
+        NetworkAclEntry {
+            rule_number: rule,
+            egress,
+            rule_action: action.into(),
+            protocol: proto.into(),
+            from_port: ports.map(|p| p.0),
+            to_port: ports.map(|p| p.1),
+            cidr_block: Some(cidr.into()),
+            ipv6_cidr_block: None,
+        }
+    }
+
+    #[test]
+    fn the_default_acl_allows_and_a_443_only_inbound_acl_denies_return_traffic() {
+        let default = NetworkAcl {
+            entries: vec![
+                entry(100, true, "allow", "-1", None, "0.0.0.0/0"),
+                entry(32767, true, "deny", "-1", None, "0.0.0.0/0"),
+                entry(100, false, "allow", "-1", None, "0.0.0.0/0"),
+                entry(32767, false, "deny", "-1", None, "0.0.0.0/0"),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(acl_tcp(&default, true, (443, 443)), AclVerdict::Allowed);
+        assert_eq!(acl_tcp(&default, false, (1024, 65535)), AclVerdict::Allowed);
+        let strict = NetworkAcl {
+            entries: vec![
+                entry(100, true, "allow", "-1", None, "0.0.0.0/0"),
+                entry(100, false, "allow", "6", Some((443, 443)), "0.0.0.0/0"),
+                entry(110, false, "allow", "6", Some((22, 22)), "10.0.0.0/8"),
+                entry(32767, false, "deny", "-1", None, "0.0.0.0/0"),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            acl_tcp(&strict, false, (1024, 65535)),
+            AclVerdict::Denied { rule: 32767 }
+        );
+        // A deny of one range before the allow-all does not deny everything.
+        let partial = NetworkAcl {
+            entries: vec![
+                entry(90, true, "deny", "6", Some((443, 443)), "203.0.113.0/24"),
+                entry(100, true, "allow", "-1", None, "0.0.0.0/0"),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(acl_tcp(&partial, true, (443, 443)), AclVerdict::Allowed);
     }
 }

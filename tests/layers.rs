@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     // Facts: what can be known, declared once.
     &["facts"],
     // Pure judgement over facts.
-    &["iam", "requirements", "userdata", "network"],
+    &["iam", "requirements", "userdata", "network", "console"],
     &["ec2"],
     // I/O: the read-only guard, the bundle format, the backends.
     &["guard", "bundle", "pushgateway"],

@@ -173,7 +173,7 @@ write("node-role-without-cni-policy", bundle(
     overrides=[fact({"iamAttachedRolePolicies": {"role": "KarpenterNodeRole-demo"}}, attached([p for p in NODE_POLICIES if p != "AmazonEKS_CNI_Policy"])),
                fact("nodeClaims", [claim("default-k2l3z", initialized=("Unknown", "NodeNotReady", "Node status is NotReady"), node_name=CNI_NODE)]),
                fact({"node": {"name": CNI_NODE}}, cni_node)]),
-    ["KD3005", "KD6003"])
+    ["KD3005", "KD5008", "KD6003"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/6643 (its controller log): a GPU NodePool

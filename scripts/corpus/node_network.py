@@ -76,9 +76,10 @@ b = bundle("The cluster's endpoint is public only (private access off) and the p
     overrides=[*network(nat=False), _NN_STUCK()])
 write("private-subnet-no-egress", b, ["KD5004", "KD6002"])
 
-# The public endpoint restricted to an office range (cluster-endpoint's own example) while the
-# nodes leave through a NAT gateway whose Elastic IP is not in it.
-b = bundle("Only the public endpoint is on and publicAccessCidrs was narrowed to the office range 203.0.113.0/24; the nodes leave the VPC through NAT gateway nat-0a1b2c3d4e5f60718, whose Elastic IP 198.51.100.7 is outside it, so the endpoint refuses them.",
+# The public endpoint restricted to an office range while the nodes leave through a NAT gateway
+# whose Elastic IP is not in it: terraform-aws-modules/terraform-aws-eks#2149 and #1867
+# ("Setting cluster_endpoint_public_access_cidrs a value makes the nodegroup not join").
+b = bundle("Only the public endpoint is on and publicAccessCidrs was narrowed to the office range 203.0.113.0/24 (as in terraform-aws-modules/terraform-aws-eks#2149 and #1867); the nodes leave the VPC through NAT gateway nat-0a1b2c3d4e5f60718, whose Elastic IP 198.51.100.7 is outside it, so the endpoint refuses them.",
     overrides=[_NN_STUCK()])
 set_cluster(b, publicAccessCidrs=["203.0.113.0/24"])
 write("public-endpoint-cidrs-exclude-nat", b, ["KD5004", "KD6002"])
@@ -94,7 +95,10 @@ write("private-endpoint-dns-hostnames-off", b, ["KD5004", "KD6002"])
 # An isolated VPC with the ECR and S3 endpoints but no EC2 endpoint: nodeadm retries
 # EC2/DescribeInstances at boot and the node never joins (awslabs/amazon-eks-ami#2436).
 b = bundle("An isolated VPC (private endpoint only, no NAT, no internet gateway) with VPC endpoints for ECR and S3 but none for EC2: nodeadm's DescribeInstances call at boot never returns (awslabs/amazon-eks-ami#2436) and the nodes never register.",
-    overrides=[*isolated_network(isolated_endpoints(skip=("ec2",))), _NN_STUCK()])
+    overrides=[*isolated_network(isolated_endpoints(skip=("ec2",))), _NN_STUCK(),
+               # nodeadm at boot, as in awslabs/amazon-eks-ami#2436.
+               fact({"ec2ConsoleOutput": {"instanceId": "i-0" + hashlib.sha256(b"default-w4e5r").hexdigest()[:17]}},
+                    "[   14.201] nodeadm[1701]: {\"level\":\"info\",\"msg\":\"retrying request EC2/DescribeInstances, attempt 4\"}\n")])
 set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
 write("isolated-vpc-no-ec2-endpoint", b, ["KD5005", "KD6002"])
 
@@ -119,3 +123,70 @@ write("healthy-public-subnet-nodes", b, [])
 b = bundle("The private subnets route 0.0.0.0/0 to transit gateway tgw-0a1b2c3d4e5f60718 (a hub VPC holds the NAT gateways), and only the public endpoint is on: karpdoctor cannot follow the route, so KD5004 says it cannot tell instead of failing.",
     overrides=[*network(private_default=route("0.0.0.0/0", transitGatewayId="tgw-0a1b2c3d4e5f60718"))])
 write("tgw-egress-not-judged", b, [], unknown=["KD5004"], desc=None)
+
+# ---- The stuck instance's console as KD6002's evidence ---------------------------------------
+def _nn_iid(claim_name):
+    return "i-0" + hashlib.sha256(claim_name.encode()).hexdigest()[:17]
+def _nn_console(claim_name, text):
+    return fact({"ec2ConsoleOutput": {"instanceId": _nn_iid(claim_name)}}, text)
+
+# nodeadm refusing a #cloud-config document given as an AL2023 class's userData: the console
+# lines of aws/karpenter-provider-aws#7889 and awslabs/amazon-eks-ami#2426 (systemd's unit
+# failure for nodeadm-config). KD5007 sees the cause in the class; the console confirms it.
+_NN_NODEADM = """[   11.482913] cloud-init[1672]: Cloud-init v. 22.2.2 running 'modules:final'
+[FAILED] Failed to start nodeadm-config.service - EKS Nodeadm Config.
+See 'systemctl status nodeadm-config.service' for details.
+[DEPEND] Dependency failed for nodeadm-run.service - EKS Nodeadm Run.
+[   12.013377] cloud-init[1672]: Cloud-init v. 22.2.2 finished at Mon, 23 Nov 2026 09:40:31 +0000. Datasource DataSourceEc2.  Up 12.01 seconds
+"""
+nc = custom_nc({"userData": "#cloud-config\npackages:\n  - amazon-ssm-agent\n"})
+b = bundle("An AL2023 EC2NodeClass gives a #cloud-config document as userData; Karpenter hands it to nodeadm as a NodeConfig, nodeadm-config.service fails at boot (the console lines of aws/karpenter-provider-aws#7889), and the NodeClaims stay NodeNotFound. KD6002 quotes the console and names KD5007.",
+    ncs=[nc], overrides=[fact("nodeClaims", [_nn_stuck("default-c0n5l")]), _nn_console("default-c0n5l", _NN_NODEADM)])
+write("console-nodeadm-config-failed", b, ["KD5007", "KD6002"])
+
+# The instance of a stuck NodeClaim is already gone (Karpenter replaced it after 15 minutes):
+# no console to read, and nothing said about it beyond "gone".
+b = bundle("A NodeClaim stuck NodeNotFound whose instance EC2 no longer lists (terminated more than an hour ago): KD6002 reports the claim, says the instance is gone and reads no console.",
+    overrides=[fact("nodeClaims", [_nn_stuck("default-g0n3x")]),
+               fact({"ec2Instances": {"ids": [_nn_iid("default-g0n3x")]}}, [])])
+write("console-instance-gone", b, ["KD6002"])
+
+# ---- The VPC CNI on Karpenter's nodes (KD5008) -------------------------------------------------
+# aws-node with an IRSA role of its own that lacks AmazonEKS_CNI_Policy (the node role has it,
+# but IRSA wins): docs.aws.amazon.com/eks/latest/userguide/cni-iam-role.html. The node's Ready
+# message is the kubelet's while no CNI config exists (aws/karpenter-provider-aws#1185).
+_NN_CNI_ROLE = "AmazonEKSVPCCNIRole-demo"
+_NN_CNI_ARN = "arn:aws:iam::111122223333:role/" + _NN_CNI_ROLE
+_NN_CNI_NODE = "ip-192-168-77-14.us-west-2.compute.internal"
+_nn_cni_node = node(_NN_CNI_NODE, karpenter=True)
+_nn_cni_node["spec"] = {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}
+_nn_cni_node["status"] = {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+    "message": "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"}]}
+_nn_cni_sa = aws_node_sa()
+_nn_cni_sa["metadata"]["annotations"] = {"eks.amazonaws.com/role-arn": _NN_CNI_ARN}
+_nn_cni_pod = {"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "aws-node-7xq2m", "namespace": "kube-system", "labels": {"k8s-app": "aws-node"}},
+    "spec": {"nodeName": _NN_CNI_NODE, "serviceAccountName": "aws-node", "containers": [{"name": "aws-node", "image": "602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.20.4-eksbuild.1"}]},
+    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}],
+               "containerStatuses": [{"name": "aws-node", "ready": False, "restartCount": 6, "image": "602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.20.4-eksbuild.1", "imageID": "", "state": {"running": {"startedAt": "2026-11-23T09:52:00Z"}}}]}}
+b = bundle("aws-node (the VPC CNI) has an IRSA role of its own, AmazonEKSVPCCNIRole-demo, with no policy attached: IRSA wins over the node role (which has AmazonEKS_CNI_Policy), ipamd cannot manage ENIs, the Karpenter node stays NotReady (\"cni plugin not initialized\") and its NodeClaim never initializes.",
+    overrides=[fact({"serviceAccount": {"namespace": "kube-system", "name": "aws-node"}}, _nn_cni_sa),
+               fact({"iamRole": {"name": _NN_CNI_ROLE}}, {"name": _NN_CNI_ROLE, "arn": _NN_CNI_ARN, "path": "/", "trustPolicy": irsa_trust(ns="kube-system", sa="aws-node"), "permissionsBoundaryArn": None}),
+               fact({"iamAttachedRolePolicies": {"role": _NN_CNI_ROLE}}, []),
+               fact({"pods": {"namespace": "kube-system", "labelSelector": "k8s-app=aws-node"}}, [_nn_cni_pod]),
+               fact("nodeClaims", [claim("default-c9n1r", initialized=("Unknown", "NodeNotReady", "Node status is NotReady"), node_name=_NN_CNI_NODE)]),
+               fact({"node": {"name": _NN_CNI_NODE}}, _nn_cni_node)])
+write("cni-irsa-role-without-policy", b, ["KD5008", "KD6003"])
+
+# ---- A network ACL that drops the replies (KD5004 d) -------------------------------------------
+# binbashar/le-tf-infra-aws#175 ("nodes not being able to join the cluster due to NACL rules"):
+# the private subnets' ACL admits only HTTPS and SSH in, so the replies to the nodes' own HTTPS
+# calls (to ephemeral ports) are dropped; ACLs are stateless.
+_NN_STRICT_ACL = "acl-0b2c3d4e5f6071829"
+_nn_acls = [acl(DEFAULT_ACL, ["subnet-0c7d8e9f"], default=True),
+            acl(_NN_STRICT_ACL, PRIVATE_SUBNETS, entries=[acl_entry(100, True),
+                acl_entry(100, False, proto="6", ports=(443, 443)),
+                acl_entry(110, False, proto="6", ports=(22, 22), cidr="10.0.0.0/8")])]
+b = bundle("The private subnets' network ACL admits only TCP 443 and 22 in (as in binbashar/le-tf-infra-aws#175): ACLs are stateless, so the replies to the nodes' HTTPS calls, on ephemeral ports, are dropped and the nodes never register.",
+    overrides=[*network(acls=_nn_acls), _NN_STUCK()])
+write("nacl-denies-return-traffic", b, ["KD5004", "KD6002"])

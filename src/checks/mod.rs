@@ -93,6 +93,7 @@ checks! {
         node_aws_endpoints_unreachable::NODE_AWS_ENDPOINTS_UNREACHABLE,
         node_security_groups_block_cluster::NODE_SECURITY_GROUPS_BLOCK_CLUSTER,
         nodeclass_userdata_invalid::NODECLASS_USERDATA_INVALID,
+        vpc_cni_not_ready::VPC_CNI_NOT_READY,
     }
     /// KD6xxx: the NodeClaim lifecycle (launched, registered, initialized), read from the
     /// NodeClaims' conditions and their events, and tied to the checks that own each cause.

@@ -14,7 +14,7 @@ use crate::facts::{
     AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
     Ec2Filter, Ec2Instance, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey,
     FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering,
-    InternetGateway, KmsGrant, KmsKey, KubeVersion, NatGateway, OidcProvider,
+    InternetGateway, KmsGrant, KmsKey, KubeVersion, NatGateway, NetworkAcl, OidcProvider,
     PodIdentityAssociation, RouteTable, SecurityGroup, Snapshot, SqsQueue, Subnet, VpcAttributes,
     VpcEndpoint,
 };
@@ -228,6 +228,11 @@ impl Facts {
             .await
     }
 
+    pub async fn network_acls(&self, vpc_id: &str) -> Result<Arc<Vec<NetworkAcl>>, FactError> {
+        self.get(FactKey::ec2_network_acls(vpc_id.to_string()))
+            .await
+    }
+
     /// The images one AMI selector term matches (see `ec2::selectors::image_query`).
     pub async fn images(
         &self,
@@ -287,6 +292,14 @@ impl Facts {
 
     pub async fn ec2_instances(&self, ids: &[String]) -> Result<Arc<Vec<Ec2Instance>>, FactError> {
         self.get(FactKey::ec2_instances(ids.to_vec())).await
+    }
+
+    pub async fn console_output(
+        &self,
+        instance_id: &str,
+    ) -> Result<Arc<Option<String>>, FactError> {
+        self.get(FactKey::ec2_console_output(instance_id.to_string()))
+            .await
     }
 
     pub async fn kms_grants(

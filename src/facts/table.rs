@@ -304,6 +304,12 @@ facts! {
         shape ListOf { field: "vpcEndpointId", what: "VPC endpoints with ids" };
         display |f| write!(f, "endpoints of VPC {vpc_id}");
 
+    /// The network ACLs of one VPC (`ec2:DescribeNetworkAcls`, filter `vpc-id`, paged).
+    Ec2NetworkAcls { vpc_id: String } => fn ec2_network_acls -> Vec<NetworkAcl>;
+        ops [aws("ec2", "DescribeNetworkAcls")];
+        shape ListOf { field: "networkAclId", what: "network ACLs with ids" };
+        display |f| write!(f, "network ACLs of VPC {vpc_id}");
+
     /// `ec2:DescribeImages` with filters and owners, as Karpenter queries one AMI selector
     /// term (deprecated images included). Unknown ids match nothing; they are not an error.
     Ec2Images { filters: Vec<Ec2Filter>, owners: Vec<String> } => fn ec2_images -> Vec<Image>;
@@ -389,6 +395,14 @@ facts! {
         ops [aws("ec2", "DescribeInstances")];
         shape ListOf { field: "instanceId", what: "instances with ids" };
         display |f| write!(f, "EC2 instances {}", ids.join(", "));
+
+    /// The last output of an instance's serial console (`ec2:GetConsoleOutput`, latest), its
+    /// tail scrubbed of secrets (`crate::console::scrub`); `null` when the instance is gone or
+    /// has printed nothing yet.
+    Ec2ConsoleOutput { instance_id: String } => fn ec2_console_output -> Option<String>;
+        ops [aws("ec2", "GetConsoleOutput")];
+        shape TextOrNull;
+        display |f| write!(f, "console output of {instance_id}");
 
     /// `kms:DescribeKey` and the key's default policy (`kms:GetKeyPolicy`); absent is `null`.
     KmsKey { key_id: String } => fn kms_key -> Option<KmsKey>;

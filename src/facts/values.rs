@@ -464,3 +464,30 @@ pub struct VpcEndpoint {
     pub subnet_ids: Vec<String>,
     pub group_ids: Vec<String>,
 }
+
+/// One network ACL (`ec2:DescribeNetworkAcls`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NetworkAcl {
+    pub network_acl_id: String,
+    pub is_default: bool,
+    /// The subnets associated with it (every subnet has exactly one ACL).
+    pub subnet_ids: Vec<String>,
+    pub entries: Vec<NetworkAclEntry>,
+}
+
+/// One entry of a network ACL; entries are evaluated by rule number, the first match decides.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NetworkAclEntry {
+    pub rule_number: i32,
+    pub egress: bool,
+    /// `allow` or `deny`.
+    pub rule_action: String,
+    /// A protocol number (`6` is TCP) or `-1` for all.
+    pub protocol: String,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub cidr_block: Option<String>,
+    pub ipv6_cidr_block: Option<String>,
+}

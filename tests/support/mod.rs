@@ -478,6 +478,29 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             }
         }
     }
+    // What the instances printed to their consoles (EC2 keeps it; the emulator is told).
+    let region = bundle["target"]["region"].as_str().unwrap_or("us-west-2");
+    for f in facts
+        .iter()
+        .filter(|f| f["fact"].get("ec2ConsoleOutput").is_some())
+    {
+        if let Some(output) = f["value"].as_str() {
+            let seed = serde_json::json!({
+                "instanceId": f["fact"]["ec2ConsoleOutput"]["instanceId"],
+                "output": output,
+                "region": region,
+            });
+            emulator_post(
+                url,
+                "/karpmoto-api/console-output",
+                &format!(
+                    "Content-Type: application/json\r\nx-moto-account-id: {FIXTURE_ACCOUNT}\r\n"
+                ),
+                &seed.to_string(),
+                "console output",
+            );
+        }
+    }
     for f in of(&facts, "ebsDefaults") {
         if f["value"]["encryptedByDefault"] == true {
             ec2.enable_ebs_encryption_by_default().send().await.unwrap();
@@ -875,6 +898,72 @@ async fn seed_network(
                     .unwrap();
             }
         }
+        // Network ACLs other than the default (whose entries CreateVpc makes): their entries
+        // (EC2 adds the final deny itself), then the subnets moved onto them.
+        for a in keyed(facts, "ec2NetworkAcls", vpc) {
+            if a["isDefault"] == true {
+                continue;
+            }
+            let id = a["networkAclId"].as_str().unwrap();
+            ec2.create_network_acl()
+                .vpc_id(vpc)
+                .tag_specifications(pin(ResourceType::NetworkAcl, id))
+                .send()
+                .await
+                .unwrap();
+            for e in a["entries"].as_array().into_iter().flatten() {
+                if e["ruleNumber"] == 32767 {
+                    continue;
+                }
+                let mut entry = ec2
+                    .create_network_acl_entry()
+                    .network_acl_id(id)
+                    .rule_number(e["ruleNumber"].as_i64().unwrap() as i32)
+                    .protocol(e["protocol"].as_str().unwrap())
+                    .rule_action(aws_sdk_ec2::types::RuleAction::from(
+                        e["ruleAction"].as_str().unwrap(),
+                    ))
+                    .egress(e["egress"] == true)
+                    .set_cidr_block(text(&e["cidrBlock"]));
+                if let (Some(from), Some(to)) = (e["fromPort"].as_i64(), e["toPort"].as_i64()) {
+                    entry = entry.port_range(
+                        aws_sdk_ec2::types::PortRange::builder()
+                            .from(from as i32)
+                            .to(to as i32)
+                            .build(),
+                    );
+                }
+                entry.send().await.unwrap();
+            }
+            for subnet in a["subnetIds"].as_array().into_iter().flatten() {
+                let subnet = subnet.as_str().unwrap();
+                let current = ec2
+                    .describe_network_acls()
+                    .filters(
+                        aws_sdk_ec2::types::Filter::builder()
+                            .name("association.subnet-id")
+                            .values(subnet)
+                            .build(),
+                    )
+                    .send()
+                    .await
+                    .unwrap();
+                let association = current
+                    .network_acls()
+                    .iter()
+                    .flat_map(|acl| acl.associations())
+                    .find(|x| x.subnet_id() == Some(subnet))
+                    .and_then(|x| x.network_acl_association_id())
+                    .unwrap()
+                    .to_string();
+                ec2.replace_network_acl_association()
+                    .association_id(association)
+                    .network_acl_id(id)
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
         for e in keyed(facts, "ec2VpcEndpoints", vpc) {
             let strings = |field: &str| -> Option<Vec<String>> {
                 let items: Vec<String> = e[field]
@@ -955,6 +1044,15 @@ async fn seed_ec2(conf: &aws_config::SdkConfig, facts: &[serde_json::Value]) {
                 tags.insert(
                     "karpmoto:main-route-table-id".into(),
                     t["routeTableId"].clone(),
+                );
+            }
+        }
+        // And its default network ACL.
+        for a in keyed(facts, "ec2NetworkAcls", id) {
+            if a["isDefault"] == true {
+                tags.insert(
+                    "karpmoto:default-network-acl-id".into(),
+                    a["networkAclId"].clone(),
                 );
             }
         }

@@ -308,6 +308,51 @@ pub(super) async fn instances(ec2: &Client, ids: &[String]) -> Result<Value, Fac
     Ok(Value::Array(out))
 }
 
+/// An instance's latest console output, decoded and scrubbed; `null` when the instance is gone
+/// or has printed nothing. Instance types that cannot give the latest output refuse `Latest`:
+/// then the last output captured is read instead.
+pub(super) async fn console_output(ec2: &Client, instance_id: &str) -> Result<Value, FactError> {
+    use aws_sdk_ec2::error::ProvideErrorMetadata;
+    use base64::Engine as _;
+    let gone = |e: &aws_sdk_ec2::operation::get_console_output::GetConsoleOutputError| {
+        matches!(
+            e.code(),
+            Some("InvalidInstanceID.NotFound" | "InvalidInstanceID.Malformed")
+        )
+    };
+    let action = "ec2:GetConsoleOutput";
+    let latest = ec2
+        .get_console_output()
+        .instance_id(instance_id)
+        .latest(true)
+        .send()
+        .await;
+    let out = match latest {
+        Err(aws_sdk_ec2::error::SdkError::ServiceError(e))
+            if e.err().code() == Some("UnsupportedOperation") =>
+        {
+            let res = ec2
+                .get_console_output()
+                .instance_id(instance_id)
+                .send()
+                .await;
+            super::errors::absent_as_none(action, res, gone)?
+        }
+        res => super::errors::absent_as_none(action, res, gone)?,
+    };
+    let Some(encoded) = out.as_ref().and_then(|o| o.output()) else {
+        return Ok(Value::Null);
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|e| FactError::Malformed {
+            message: format!("{action}: the output is not base64: {e}"),
+        })?;
+    Ok(Value::String(crate::console::scrub(
+        &String::from_utf8_lossy(&bytes),
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -378,11 +378,15 @@ impl Live {
                 vpc::internet_gateways(&aws()?.ec2, vpc_id).boxed()
             }
             FactKey::Ec2VpcEndpoints { vpc_id } => vpc::endpoints(&aws()?.ec2, vpc_id).boxed(),
+            FactKey::Ec2NetworkAcls { vpc_id } => vpc::network_acls(&aws()?.ec2, vpc_id).boxed(),
             FactKey::Ec2Images { filters, owners } => {
                 ec2::images(&aws()?.ec2, filters, owners).boxed()
             }
             FactKey::Ec2InstanceTypes => ec2::instance_types(&aws()?.ec2).boxed(),
             FactKey::Ec2Instances { ids } => ec2::instances(&aws()?.ec2, ids).boxed(),
+            FactKey::Ec2ConsoleOutput { instance_id } => {
+                ec2::console_output(&aws()?.ec2, instance_id).boxed()
+            }
             FactKey::Ec2Snapshots { ids } => ec2::snapshots(&aws()?.ec2, ids).boxed(),
             FactKey::Ec2InstanceTypeOfferings => ec2::instance_type_offerings(&aws()?.ec2).boxed(),
             FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).boxed(),

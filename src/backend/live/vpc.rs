@@ -1,5 +1,5 @@
-//! VPC network facts: DNS attributes, route tables, NAT and internet gateways and endpoints,
-//! each for one VPC (the cluster's), so a node's path out can be judged.
+//! VPC network facts: DNS attributes, route tables, NAT and internet gateways, endpoints and
+//! network ACLs, each for one VPC (the cluster's), so a node's path out can be judged.
 
 use aws_sdk_ec2::Client;
 use aws_sdk_ec2::types::{Filter, VpcAttributeName};
@@ -168,6 +168,37 @@ pub(super) async fn endpoints(ec2: &Client, vpc_id: &str) -> Result<Value, FactE
                 "routeTableIds": e.route_table_ids(),
                 "subnetIds": e.subnet_ids(),
                 "groupIds": e.groups().iter().filter_map(|g| g.group_id()).collect::<Vec<_>>(),
+            })
+        }));
+    }
+    Ok(Value::Array(out))
+}
+
+/// The VPC's network ACLs with their entries and subnets.
+pub(super) async fn network_acls(ec2: &Client, vpc_id: &str) -> Result<Value, FactError> {
+    let mut pages = ec2
+        .describe_network_acls()
+        .filters(vpc_filter("vpc-id", vpc_id))
+        .into_paginator()
+        .send();
+    let mut out = Vec::new();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| aws_error("ec2:DescribeNetworkAcls", e))?;
+        out.extend(page.network_acls().iter().map(|a| {
+            json!({
+                "networkAclId": a.network_acl_id().unwrap_or_default(),
+                "isDefault": a.is_default().unwrap_or(false),
+                "subnetIds": a.associations().iter().filter_map(|x| x.subnet_id()).collect::<Vec<_>>(),
+                "entries": a.entries().iter().map(|e| json!({
+                    "ruleNumber": e.rule_number().unwrap_or_default(),
+                    "egress": e.egress().unwrap_or(false),
+                    "ruleAction": e.rule_action().map(|r| r.as_str()).unwrap_or_default(),
+                    "protocol": e.protocol().unwrap_or("-1"),
+                    "fromPort": e.port_range().and_then(|p| p.from()),
+                    "toPort": e.port_range().and_then(|p| p.to()),
+                    "cidrBlock": e.cidr_block(),
+                    "ipv6CidrBlock": e.ipv6_cidr_block(),
+                })).collect::<Vec<_>>(),
             })
         }));
     }

@@ -3,7 +3,7 @@
 //! the capacity is paid for and unused, and the node is never consolidated.
 
 use crate::check::prelude::*;
-use crate::checks::common::codes::NODECLASS_NODE_ROLE_INVALID;
+use crate::checks::common::codes::{NODECLASS_NODE_ROLE_INVALID, VPC_CNI_NOT_READY};
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
 declare_check! {
@@ -60,9 +60,9 @@ async fn not_initialized(cx: &CheckCx) -> CheckResult {
         .evidence("condition", c.describe())
         .hint(hint(&c.reason));
         if c.reason == "NodeNotReady" {
-            // A node role without the CNI policy (and aws-node without its own identity) is
-            // the usual cause, and KD3005's finding.
-            f = f.owned_by([NODECLASS_NODE_ROLE_INVALID]);
+            // The CNI not starting is the usual cause (KD5008), and a node role without the
+            // CNI policy (aws-node without its own identity) the usual reason (KD3005).
+            f = f.owned_by([VPC_CNI_NOT_READY, NODECLASS_NODE_ROLE_INVALID]);
         }
         if !node_name.is_empty() {
             f = f.evidence("node", node_name.clone());

@@ -11,6 +11,7 @@ use crate::checks::common::codes::{
     NODECLASS_USERDATA_INVALID,
 };
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
+use crate::console;
 
 declare_check! {
     pub static NODECLAIM_NOT_REGISTERED = {
@@ -19,7 +20,7 @@ declare_check! {
         title: "launched NodeClaims register their nodes",
         category: Nodeclaim,
         severity: Error,
-        needs: [NodeClaims, Events, Ec2Instances],
+        needs: [NodeClaims, Events, Ec2Instances, Ec2ConsoleOutput],
         run: not_registered,
     }
 }
@@ -49,6 +50,9 @@ const KMS_OWNERS: &[&str] = &[NODECLASS_EBS_KMS_UNUSABLE];
 /// At most this many instances are looked up per run, the newest stuck claims first: enough
 /// to tell one cause from another without a request per claim of a large pool.
 const INSTANCES_READ: usize = 5;
+
+/// Console lines quoted per NodeClaim: enough to show the failure, short enough to read.
+const CONSOLE_LINES: usize = 5;
 
 async fn not_registered(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
@@ -90,25 +94,35 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
         .collect();
     // One request, however the claims were listed.
     ids.sort();
-    let instances = if ids.is_empty() {
-        None
+    // The instances and their consoles are read side by side: both need only the ids.
+    let (instances, consoles) = if ids.is_empty() {
+        (None, Vec::new())
     } else {
-        Some(cx.enrich(cx.ec2_instances(&ids)).await)
+        let consoles = ids.iter().map(|id| cx.enrich(cx.console_output(id)));
+        let (instances, consoles) = futures::join!(
+            cx.enrich(cx.ec2_instances(&ids)),
+            futures::future::join_all(consoles)
+        );
+        (Some(instances), consoles)
     };
     let mut findings = Vec::new();
     for (claim, c, provider_id, instance) in &stuck_claims {
         let mut message = format!("launched but its node never registered ({})", c.describe());
-        let mut owners = OWNERS;
+        let mut owners: Vec<&str> = OWNERS.to_vec();
         let mut state = None;
+        let mut console = None;
+        let mut console_seen: Option<String> = None;
+        let mut gone = false;
         if let (Some(id), Some(read)) = (instance, &instances)
             && ids.contains(id)
         {
             state = Some(match read {
                 Err(e) => format!("could not read instance {id}: {e}"),
                 Ok(found) => match found.iter().find(|i| &i.instance_id == id) {
-                    None => format!(
-                        "{id} is gone (EC2 keeps a terminated instance about an hour)"
-                    ),
+                    None => {
+                        gone = true;
+                        format!("{id} is gone (EC2 keeps a terminated instance about an hour)")
+                    }
                     Some(i) => {
                         let reason = i
                             .state_reason_message
@@ -121,7 +135,7 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
                             message = format!(
                                 "launched but EC2 terminated its instance {id} at launch ({reason}): a volume whose KMS key the launch may not use ends this way, before the kubelet starts"
                             );
-                            owners = KMS_OWNERS;
+                            owners = KMS_OWNERS.to_vec();
                         }
                         if reason.is_empty() {
                             format!("{id} is {}", i.state)
@@ -132,6 +146,58 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
                 },
             });
         }
+        // What the instance printed: the lines that show a known failure name its owner, and
+        // narrow the hint to it. An instance that is gone is not judged.
+        // A console that could not be read is said, even where it would not be judged.
+        if let Some(id) = instance
+            && let Some(i) = ids.iter().position(|x| x == id)
+            && let Some(Err(e)) = consoles.get(i)
+        {
+            console = Some(serde_json::Value::from(format!(
+                "could not read the console of {id}: {e}"
+            )));
+        }
+        if let Some(id) = instance
+            && !gone
+            && owners != KMS_OWNERS
+            && let Some(i) = ids.iter().position(|x| x == id)
+            && let Some(Ok(read)) = consoles.get(i)
+        {
+            console = Some(match read.as_ref() {
+                None => serde_json::Value::from(format!("{id} has printed nothing to its console yet")),
+                Some(text) => {
+                    let signs = console::classify(text);
+                    if signs.is_empty() {
+                        serde_json::Value::from(format!(
+                            "{id}'s console shows no known failure (the kubelet logs to the journal, not the console)"
+                        ))
+                    } else {
+                        let mut seen: Vec<&str> = Vec::new();
+                        let mut named: Vec<&str> = Vec::new();
+                        for sign in &signs {
+                            if !seen.contains(&sign.what) {
+                                seen.push(sign.what);
+                            }
+                            for o in sign.owners {
+                                if !named.contains(o) {
+                                    named.push(o);
+                                }
+                            }
+                        }
+                        message = format!("{message}; its console shows {}", seen.join(", "));
+                        console_seen = Some(seen.join(", "));
+                        owners = named;
+                        serde_json::Value::from(
+                            signs
+                                .iter()
+                                .take(CONSOLE_LINES)
+                                .map(|s| s.line.clone())
+                                .collect::<Vec<_>>(),
+                        )
+                    }
+                }
+            });
+        }
         let mut f = Finding::new(object(claim), message)
             .evidence("nodePool", pool_of(claim))
             .evidence("condition", c.describe())
@@ -140,8 +206,13 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
         if let Some(state) = state {
             f = f.evidence("instance", state);
         }
+        if let Some(console) = console {
+            f = f.evidence("console", console);
+        }
         let instance_id = instance.as_deref().unwrap_or("<instance-id>");
-        let hint = if owners == KMS_OWNERS {
+        let hint = if let Some(seen) = &console_seen {
+            format!("the instance's console shows {seen}: see {}", owners.join(", "))
+        } else if owners == KMS_OWNERS {
             format!("the instance never booted: see {}", owners.join(", "))
         } else {
             format!(
@@ -151,7 +222,7 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
         };
         findings.push(
             f.hint(hint)
-                .owned_by_checks(owners)
+                .owned_by_checks(&owners)
                 .fix(format!(
                     "kubectl describe nodeclaim {}",
                     claim.metadata.name.as_deref().unwrap_or_default()

@@ -315,12 +315,7 @@ fn missing_policies(
 /// (`kube-system/aws-node`) has credentials of its own (IRSA or Pod Identity), or the cluster
 /// runs another CNI (no aws-node ServiceAccount).
 async fn cni_has_own_identity(cx: &CheckCx, cluster: &str) -> Result<bool, FactError> {
-    let (sa, assocs) = futures::future::join(
-        cx.service_account("kube-system", "aws-node"),
-        cx.pod_identity_associations(cluster, "kube-system", "aws-node"),
-    )
-    .await;
-    let sa = sa?;
+    let sa = cx.service_account("kube-system", "aws-node").await?;
     let Some(sa) = sa.as_ref() else {
         return Ok(true);
     };
@@ -329,5 +324,13 @@ async fn cni_has_own_identity(cx: &CheckCx, cluster: &str) -> Result<bool, FactE
         .annotations
         .as_ref()
         .is_some_and(|a| a.contains_key(IRSA_ANNOTATION));
-    Ok(irsa || !assocs?.is_empty())
+    // IRSA decides alone: the association is read only when it could (a verdict never rests
+    // on a fact whose read failed).
+    if irsa {
+        return Ok(true);
+    }
+    Ok(!cx
+        .pod_identity_associations(cluster, "kube-system", "aws-node")
+        .await?
+        .is_empty())
 }

@@ -10,7 +10,7 @@ use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
 use crate::checks::common::evidence::subnet_words;
 use crate::checks::common::nodeclass::{object, status_ids};
-use crate::network::{Egress, Routing, ip_in_any};
+use crate::network::{AclVerdict, Egress, Routing, acl_tcp, ip_in_any};
 
 declare_check! {
     pub static NODE_ENDPOINT_UNREACHABLE = {
@@ -19,7 +19,7 @@ declare_check! {
         title: "nodes in every EC2NodeClass's subnets can reach the cluster's API endpoint",
         category: NodeJoin,
         severity: Error,
-        needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2Subnets, Ec2VpcAttributes, Ec2RouteTables, Ec2NatGateways, Ec2InternetGateways],
+        needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2Subnets, Ec2VpcAttributes, Ec2RouteTables, Ec2NatGateways, Ec2InternetGateways, Ec2NetworkAcls],
         run: node_endpoint_unreachable,
     }
 }
@@ -50,6 +50,63 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
     };
     let cluster_object = format!("EKSCluster/{}", cluster.name);
     let mut findings = Vec::new();
+    // Network ACLs sit on every path, private or public: HTTPS out, and its replies back in on
+    // the ephemeral ports (ACLs are stateless).
+    let (acls, subnets) = futures::join!(cx.network_acls(&vpc_id), cx.subnets());
+    let (acls, subnets) = (acls?, subnets?);
+    for nc in &classes {
+        let mut denied = Vec::new();
+        for id in status_ids(nc, "subnets") {
+            if !subnets.iter().any(|s| s.subnet_id == id && s.vpc_id == vpc_id) {
+                continue;
+            }
+            let Some(acl) = acls.iter().find(|a| a.subnet_ids.contains(&id)) else {
+                continue;
+            };
+            for (egress, ports, what) in [
+                (true, (443, 443), "HTTPS (TCP 443) out"),
+                (false, (1024, 65535), "the replies (TCP 1024-65535) in"),
+            ] {
+                if let AclVerdict::Denied { rule } = acl_tcp(acl, egress, ports) {
+                    let rule = if rule == i32::MAX {
+                        "*".to_string()
+                    } else {
+                        rule.to_string()
+                    };
+                    denied.push(serde_json::json!({
+                        "subnet": id, "networkAcl": acl.network_acl_id, "denies": what, "rule": rule,
+                    }));
+                }
+            }
+        }
+        if denied.is_empty() {
+            continue;
+        }
+        let first = &denied[0];
+        let acl_id = first["networkAcl"].as_str().unwrap_or_default().to_string();
+        let mut f = Finding::new(
+            object(nc),
+            format!(
+                "network ACL {acl_id} of subnet {} denies {} (rule {}): nodes cannot talk to the cluster endpoint",
+                first["subnet"].as_str().unwrap_or_default(),
+                first["denies"].as_str().unwrap_or_default(),
+                first["rule"].as_str().unwrap_or_default()
+            ),
+        )
+        .evidence("denied", denied.clone())
+        .hint("network ACLs are stateless: allow TCP 443 out and TCP 1024-65535 back in, to and from where the endpoint is");
+        if denied.iter().any(|d| d["denies"].as_str().is_some_and(|w| w.contains("out"))) {
+            f = f.fix(format!(
+                "aws ec2 create-network-acl-entry --network-acl-id {acl_id} --egress --rule-number 90 --protocol tcp --port-range From=443,To=443 --cidr-block 0.0.0.0/0 --rule-action allow"
+            ));
+        }
+        if denied.iter().any(|d| d["denies"].as_str().is_some_and(|w| w.contains(" in"))) {
+            f = f.fix(format!(
+                "aws ec2 create-network-acl-entry --network-acl-id {acl_id} --ingress --rule-number 90 --protocol tcp --port-range From=1024,To=65535 --cidr-block 0.0.0.0/0 --rule-action allow"
+            ));
+        }
+        findings.push(f);
+    }
 
     if private {
         // In-VPC path: the private hosted zone resolves only with both DNS attributes on.
@@ -94,7 +151,6 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
         return Ok(findings);
     }
 
-    let subnets = cx.subnets().await?;
     let (tables, nats, igws) = futures::join!(
         cx.route_tables(&vpc_id),
         cx.nat_gateways(&vpc_id),
@@ -113,7 +169,7 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
         .unwrap_or_else(|| vec!["0.0.0.0/0".to_string()]);
     let open_to_all = allowed.iter().any(|c| c == "0.0.0.0/0");
     let mut unknown = Vec::new();
-    for nc in classes {
+    for nc in &classes {
         let associate = nc
             .spec
             .get("associatePublicIPAddress")
