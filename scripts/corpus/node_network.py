@@ -102,6 +102,17 @@ b = bundle("An isolated VPC (private endpoint only, no NAT, no internet gateway)
 set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
 write("isolated-vpc-no-ec2-endpoint", b, ["KD5005", "KD6002"])
 
+# aws-node on IRSA in an isolated VPC without an STS endpoint: its role is assumed with
+# AssumeRoleWithWebIdentity at the regional STS endpoint (private-clusters.html lists sts for
+# IRSA), which nothing answers, so ipamd has no credentials.
+_nn_irsa_sa = aws_node_sa()
+_nn_irsa_sa["metadata"]["annotations"] = {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/AmazonEKSVPCCNIRole-demo"}
+b = bundle("An isolated VPC with endpoints for EC2, ECR and S3 but none for STS, while aws-node runs on an IRSA role: the role is assumed through STS, which no endpoint answers, so the VPC CNI gets no credentials and the nodes never become ready.",
+    overrides=[*isolated_network(isolated_endpoints(skip=("sts",))), _NN_STUCK(),
+               fact({"serviceAccount": {"namespace": "kube-system", "name": "aws-node"}}, _nn_irsa_sa)])
+set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
+write("isolated-vpc-irsa-cni-no-sts", b, ["KD5005", "KD6002"])
+
 # Endpoints created without security groups get the VPC's default group, which admits only its
 # own members (terraform-aws-modules/terraform-aws-eks#3113): here the endpoints' group admits
 # nothing from the nodes.

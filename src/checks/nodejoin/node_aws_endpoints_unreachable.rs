@@ -11,6 +11,7 @@ use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
 use crate::checks::common::evidence::subnet_words;
 use crate::checks::common::nodeclass::{object, status_ids};
+use crate::checks::common::wiring::IRSA_ANNOTATION;
 use crate::facts::{SecurityGroup, VpcEndpoint};
 use crate::network::{Direction, Egress, Peer, Routing, Verdict, tcp_allowed};
 
@@ -21,7 +22,7 @@ declare_check! {
         title: "nodes in subnets without internet egress have the VPC endpoints they need to join",
         category: NodeJoin,
         severity: Error,
-        needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2Subnets, Ec2SecurityGroups, Ec2RouteTables, Ec2NatGateways, Ec2InternetGateways, Ec2VpcEndpoints],
+        needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2Subnets, Ec2SecurityGroups, Ec2RouteTables, Ec2NatGateways, Ec2InternetGateways, Ec2VpcEndpoints, ServiceAccount, PodIdentityAssociations],
         run: node_aws_endpoints_unreachable,
     }
 }
@@ -32,6 +33,42 @@ const INTERFACE: &[(&str, &str)] = &[
     ("ecr.api", "image pulls ask ECR for credentials and manifests"),
     ("ecr.dkr", "image pulls fetch manifests from the registry"),
 ];
+
+/// The endpoints aws-node's own credentials need, besides [`INTERFACE`]: IRSA assumes its role
+/// through STS (`AssumeRoleWithWebIdentity`, at the regional endpoint), Pod Identity gets its
+/// credentials from the EKS Auth API. Without either, aws-node uses the node role, whose
+/// credentials come from the instance metadata service.
+async fn cni_endpoints(
+    cx: &CheckCx,
+    cluster: &str,
+) -> Result<Vec<(&'static str, &'static str)>, FactError> {
+    let sa = cx.service_account("kube-system", "aws-node").await?;
+    let Some(sa) = sa.as_ref() else {
+        return Ok(Vec::new());
+    };
+    let irsa = sa
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(IRSA_ANNOTATION));
+    if irsa {
+        return Ok(vec![(
+            "sts",
+            "aws-node's IRSA role is assumed through STS (AssumeRoleWithWebIdentity)",
+        )]);
+    }
+    let associations = cx
+        .pod_identity_associations(cluster, "kube-system", "aws-node")
+        .await?;
+    Ok(if associations.is_empty() {
+        Vec::new()
+    } else {
+        vec![(
+            "eks-auth",
+            "aws-node's Pod Identity credentials come from the EKS Auth API",
+        )]
+    })
+}
 
 async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
     let classes = cx.ec2_nodeclasses().await?;
@@ -81,6 +118,8 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
 
     let mut findings = Vec::new();
     let mut unknown = Vec::new();
+    // Read once, and only when some subnet has no way out.
+    let mut cni_extra: Option<Vec<(&'static str, &'static str)>> = None;
     for nc in classes {
         let associate = nc
             .spec
@@ -125,7 +164,11 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
         let mut no_private_dns = Vec::new();
         let mut closed = Vec::new();
         let mut closed_groups: Vec<String> = Vec::new();
-        for (suffix, why) in INTERFACE {
+        if cni_extra.is_none() {
+            cni_extra = Some(cni_endpoints(cx, &cluster.name).await?);
+        }
+        let required = INTERFACE.iter().chain(cni_extra.iter().flatten());
+        for (suffix, why) in required {
             let name = service(suffix);
             let found: Vec<&VpcEndpoint> = endpoints
                 .iter()
