@@ -386,10 +386,18 @@ fn kube_filter(
 /// A `kube::Client` whose every request passes the read-only guard first. `writable` is the
 /// one object it may also update (the history ConfigMap); `None` for a client that only reads.
 pub fn kube_client(
-    config: kube::Config,
+    mut config: kube::Config,
     log: ApiLog,
     writable: Option<WritableObject>,
 ) -> Result<kube::Client, Error> {
+    // kube applies `read_timeout` to the socket, idle or not: a pooled connection that waited
+    // longer than it (while a round of AWS reads timed out, say) failed the next request sent
+    // on it with "connection error: timed out", and Kubernetes checks turned unknown at
+    // random. The same bound is applied here to each request instead, from sending it to the
+    // start of its answer; a body that stalls after that is bounded by the check's budget.
+    let per_request = config.read_timeout.take();
+    config.write_timeout = None;
+    let timeout = tower::util::option_layer(per_request.map(tower::timeout::TimeoutLayer::new));
     let filter = tower::filter::FilterLayer::new(kube_filter(log, writable));
     // Inside the guard, so only requests that pass it are counted for their fact. kube's
     // client buffers requests: this layer is called in the buffer's worker task, but the
@@ -406,6 +414,7 @@ pub fn kube_client(
         .map_err(|e| Error::Kubeconfig {
             reason: e.to_string(),
         })?
+        .with_layer(&timeout)
         .with_layer(&in_flight)
         .with_layer(&filter)
         .build())

@@ -226,6 +226,57 @@ async fn forbidden_resources_and_missing_aws_access_make_checks_unknown_not_fail
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// kube's `read_timeout` once timed out idle pooled connections: a request sent on one that had
+/// waited longer than the request timeout failed at once (the CI failure of the stalled-AWS
+/// test). The guard's client bounds each request instead; an idle connection is reused
+/// safely, and a server that never answers is still cut off at the bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubernetes_requests_are_bounded_but_idle_connections_are_not() {
+    use karpdoctor::guard::ApiLog;
+    let bound = std::time::Duration::from_millis(700);
+    let client_for = |kubeconfig: String| async move {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&kubeconfig).unwrap();
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        config.read_timeout = Some(bound);
+        config.write_timeout = Some(bound);
+        karpdoctor::guard::kube_client(config, ApiLog::default(), None).unwrap()
+    };
+    // Each answer takes 300 ms. The connection goes idle after the first one; the second
+    // request is sent on it 500 ms later and answered 300 ms after that: within its own
+    // bound, but 800 ms after the connection went quiet.
+    let answer = std::time::Duration::from_millis(300);
+    let server = TestServer::start(
+        Cluster::from_bundle(&read_json(&fixture_bundle("healthy"))),
+        0,
+        answer,
+    )
+    .await
+    .unwrap();
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(client_for(server.kubeconfig()).await, "karpenter");
+    pods.list(&Default::default()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    pods.list(&Default::default())
+        .await
+        .expect("a request answered within its bound, on a reused connection");
+
+    let (url, _stall) = karpdoctor_testkit::stalled_endpoint().await.unwrap();
+    let stalled: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(
+        client_for(karpdoctor_testkit::kubeconfig_for(&url)).await,
+        "karpenter",
+    );
+    let started = std::time::Instant::now();
+    let err = stalled.list(&Default::default()).await.unwrap_err();
+    assert!(
+        started.elapsed() < bound * 3,
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("timed out"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_guard_refuses_writes_before_they_are_sent() {
     use karpdoctor::guard::{ApiLog, AwsGuard};
