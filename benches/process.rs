@@ -126,8 +126,10 @@ fn startup(exe: &str) {
 fn scale(dir: &Path) {
     // 2. Scale: whole-process replays of grown bundles (parse, judge, render).
     println!("### Scale: `karpdoctor --replay` of grown healthy bundles (median of 3)\n");
-    println!("| size | NodeClaims | events | subnets + SGs | bundle | wall | CPU | peak RSS |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| size | NodeClaims | events | subnets + SGs | pending pods | bundle | wall | CPU | peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     for factor in [1, 4, 16] {
         let runs: Vec<_> = (0..3).map(|_| replay_scaled(dir, factor)).collect();
         assert!(runs.iter().all(|r| r.3 == 0), "{factor}×: not healthy");
@@ -136,10 +138,11 @@ fn scale(dir: &Path) {
             .map(|m| m.len())
             .unwrap_or(0);
         println!(
-            "| {factor}× | {} | {} | {} | {:.0} MB | {} | {} | {:.0} MB |",
+            "| {factor}× | {} | {} | {} | {} | {:.0} MB | {} | {} | {:.0} MB |",
             s.nodeclaims,
             s.events,
             s.subnets + s.security_groups,
+            s.pending_pods,
             bundle as f64 / 1e6,
             ms(median(runs.iter().map(|r| r.0).collect())),
             ms(median(runs.iter().map(|r| r.1).collect())),

@@ -282,6 +282,15 @@ HEALTHY_LOG="\n".join([
     logline("INFO","launched nodeclaim",controller="nodeclaim.lifecycle",t="2026-11-23T09:41:03.200Z"),
     logline("INFO","registered nodeclaim",controller="nodeclaim.lifecycle",t="2026-11-23T09:41:40.050Z"),
     logline("INFO","initialized nodeclaim",controller="nodeclaim.lifecycle",t="2026-11-23T09:41:52.900Z")])+"\n"
+# The DaemonSets every EKS node runs, as their templates request (VPC CNI 25m, kube-proxy
+# 100m): the overhead KD8002 adds to each node.
+def daemonset(name, ns, cpu, memory=None):
+    req={"cpu":cpu}
+    if memory: req["memory"]=memory
+    return {"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":name,"namespace":ns},
+            "spec":{"template":{"spec":{"containers":[{"name":name,"resources":{"requests":req}}],
+                    "tolerations":[{"operator":"Exists"}]}}}}
+DAEMONSETS=[daemonset("aws-node","kube-system","25m"),daemonset("kube-proxy","kube-system","100m")]
 # Instance types as EC2 (and the emulator) describe them: a few families of each architecture.
 FAMILIES={"c5":("x86_64",2),"c6i":("x86_64",2),"c6g":("arm64",2),"c7g":("arm64",2),"m5":("x86_64",4),"m6i":("x86_64",4),
           "m6g":("arm64",4),"m7g":("arm64",4),"r5":("x86_64",8),"r6i":("x86_64",8),"r6g":("arm64",8),"t3":("x86_64",4),"t4g":("arm64",4)}
@@ -289,8 +298,10 @@ def instance_types():
     out=[]
     for fam,(arch,gib_per_cpu) in sorted(FAMILIES.items()):
         for size,cpus in (("large",2),("xlarge",4),("2xlarge",8)):
+            # ENIs on the default card and IPv4 per ENI, as EC2 (and moto's data) describe them.
+            enis,ips=(3,12 if fam in ("t3","t4g") else 10) if size=="large" else (4,15)
             out.append({"instanceType":"%s.%s"%(fam,size),"architectures":[arch],"vcpus":cpus,"memoryMib":cpus*gib_per_cpu*1024,"gpus":0,
-                        "usageClasses":["on-demand","spot"],"hypervisor":"nitro","bareMetal":False})
+                        "usageClasses":["on-demand","spot"],"hypervisor":"nitro","bareMetal":False,"maxEnis":enis,"ipv4PerEni":ips})
     return out
 # The interruption queue and rules of the getting-started CloudFormation template.
 QUEUE_ARN="arn:aws:sqs:us-west-2:111122223333:demo"
@@ -390,6 +401,8 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN)])
     add({"events":{"kind":"NodeClaim","namespace":None}}, [])
     add("webhookConfigurations", [])
+    add("pendingPods", [])
+    add("daemonSets", DAEMONSETS)
     add("ec2InstanceTypes", instance_types())
     add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])
     add({"sqsQueue":{"name":"demo"}}, queue())
@@ -432,8 +445,36 @@ def stuck_instances(b):
         if iid.startswith("i-"): stuck.append((since,iid))
     stuck.sort(key=lambda x: x[0], reverse=True)
     return sorted(i for _,i in stuck[:5])
+def keep(o, fields):
+    return {f:o[f] for f in fields if o.get(f) is not None}
+def slim_spec(spec):
+    """What karpdoctor keeps of a pod spec (src/backend/live/kube.rs `slim_pod_spec`)."""
+    out=keep(spec,["nodeName","nodeSelector","affinity","tolerations","topologySpreadConstraints","schedulerName","overhead","priorityClassName"])
+    out["containers"]=[keep(c,["name","resources","restartPolicy"]) for c in spec.get("containers",[])]
+    if "initContainers" in spec: out["initContainers"]=[keep(c,["name","resources","restartPolicy"]) for c in spec["initContainers"]]
+    claims=[keep(v,["name","persistentVolumeClaim"]) for v in spec.get("volumes",[]) if "persistentVolumeClaim" in v]
+    if claims: out["volumes"]=claims
+    return out
+def slim_pod(p):
+    out=keep(p,["apiVersion","kind"])
+    out["metadata"]=keep(p.get("metadata",{}),["name","namespace","uid","labels","ownerReferences","creationTimestamp","deletionTimestamp"])
+    out["spec"]=slim_spec(p["spec"]) if "spec" in p else None
+    out["status"]=keep(p["status"],["phase","conditions","nominatedNodeName"]) if "status" in p else None
+    return out
+def derive_pending(b):
+    """The pending pods a live run lists: every Pending pod the bundle holds (the controller's
+    own included), slimmed as karpdoctor slims them, with the scenario's own."""
+    pending=[]
+    for e in b["facts"]:
+        if isinstance(e["fact"],dict) and "pods" in e["fact"]:
+            pending+=[p for p in (e.get("value") or []) if p.get("status",{}).get("phase")=="Pending"]
+    for e in b["facts"]:
+        if e["fact"]=="pendingPods" and "value" in e:
+            seen={(p["metadata"].get("namespace"),p["metadata"]["name"]) for p in e["value"]}
+            e["value"]=[slim_pod(p) for p in e["value"]+[p for p in pending if (p["metadata"].get("namespace"),p["metadata"]["name"]) not in seen]]
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
+    derive_pending(b)
     if "emulator" not in b: b["emulator"]=default_emulator(b)
     derive_ssm(b)
     ids=stuck_instances(b)

@@ -57,6 +57,12 @@ pub enum Command {
     /// Run every check on a recorded broken cluster built into the binary (no cluster, no AWS).
     #[command(after_help = AFTER_HELP)]
     Demo(ReportArgs),
+    /// Why a pod is Pending: its constraints, every NodePool's verdict, the NodeClaim it was
+    /// nominated to and that NodeClaim's launch, registration and initialization, with
+    /// timestamps, up to the node it runs on or the step where it stops and the check that
+    /// owns that step. `karpdoctor pod shop/web-0`, or `karpdoctor pod shop -l app=web`.
+    #[command(after_help = AFTER_HELP)]
+    Pod(Box<PodArgs>),
     /// Print the least-privilege permissions the selected checks need: a summary (text), the
     /// IAM policy (json) or the Kubernetes ClusterRole (yaml).
     Permissions(PermissionsArgs),
@@ -73,6 +79,20 @@ pub enum Command {
     /// Print the manual page (roff) to stdout: karpdoctor's own, listing every command, or
     /// one command's.
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PodArgs {
+    /// The pod, as NAMESPACE/NAME; with --selector, the NAMESPACE to select in
+    #[arg(value_name = "NAMESPACE/NAME")]
+    pub pod: String,
+    /// Every pod of NAMESPACE matching this label selector (`app=web`), one chain each
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]

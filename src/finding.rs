@@ -51,6 +51,8 @@ pub enum Category {
     NodeJoin,
     /// KD6xxx
     Nodeclaim,
+    /// KD8xxx: pods Karpenter should place and cannot.
+    Scheduling,
     /// KD7xxx
     Interruption,
     /// KD9xxx
@@ -67,6 +69,7 @@ impl Category {
         Category::NodeJoin,
         Category::Nodeclaim,
         Category::Interruption,
+        Category::Scheduling,
         Category::Info,
     ];
 
@@ -81,6 +84,7 @@ impl Category {
             Category::NodeJoin => "node-join",
             Category::Nodeclaim => "nodeclaim",
             Category::Interruption => "interruption",
+            Category::Scheduling => "scheduling",
             Category::Info => "info",
         }
     }
@@ -96,6 +100,7 @@ impl Category {
             Category::NodeJoin => "Node join",
             Category::Nodeclaim => "NodeClaim lifecycle",
             Category::Interruption => "Interruption handling",
+            Category::Scheduling => "Pending pods",
             Category::Info => "Informational",
         }
     }
@@ -110,6 +115,7 @@ impl Category {
             Category::NodeJoin => '5',
             Category::Nodeclaim => '6',
             Category::Interruption => '7',
+            Category::Scheduling => '8',
             Category::Info => '9',
         }
     }

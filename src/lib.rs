@@ -39,6 +39,7 @@ pub mod registry;
 pub mod report;
 pub mod requirements;
 pub mod sanitize;
+pub mod scheduling;
 pub mod target;
 pub mod userdata;
 

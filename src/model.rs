@@ -310,11 +310,24 @@ pub struct Requirement {
 pub struct NodeClaimTemplateSpec {
     pub node_class_ref: Option<NodeClassRef>,
     pub requirements: Vec<Requirement>,
+    /// Taints every node of the pool carries; pods must tolerate them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<k8s_openapi::api::core::v1::Taint>,
+}
+
+/// `spec.template.metadata`: labels every node of the pool carries (each acts as a
+/// requirement `key In [value]`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaimTemplateMeta {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaimTemplate {
+    pub metadata: NodeClaimTemplateMeta,
     pub spec: NodeClaimTemplateSpec,
 }
 
@@ -323,6 +336,8 @@ pub struct NodeClaimTemplate {
 pub struct NodePoolSpec {
     pub template: NodeClaimTemplate,
     pub limits: BTreeMap<String, Value>,
+    /// Pools are tried by descending weight.
+    pub weight: Option<i64>,
 }
 
 /// `karpenter.sh/v1` NodePool (partial), or v1beta1 where the cluster serves only that.

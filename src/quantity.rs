@@ -85,8 +85,47 @@ impl Quantity {
         Some(Quantity(if negative { -value } else { value }))
     }
 
+    /// A quantity as JSON carries it: a string (`"16Gi"`) or a bare number (`16`).
+    pub fn from_json(v: &serde_json::Value) -> Option<Quantity> {
+        match v {
+            serde_json::Value::String(s) => Quantity::parse(s),
+            serde_json::Value::Number(n) => Quantity::parse(&n.to_string()),
+            _ => None,
+        }
+    }
+
+    /// `n` whole units (cores, pods, bytes).
+    pub const fn units(n: i64) -> Quantity {
+        Quantity(n as i128 * NANO)
+    }
+
+    /// `n` thousandths of a unit (`250m` of CPU).
+    pub const fn milli(n: i64) -> Quantity {
+        Quantity(n as i128 * 1_000_000)
+    }
+
+    /// `n` mebibytes.
+    pub const fn mebibytes(n: i64) -> Quantity {
+        Quantity(n as i128 * (NANO << 20))
+    }
+
+    /// Whole units, rounded down (a pod count).
+    pub fn as_units(self) -> i64 {
+        (self.0 / NANO).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// Whole mebibytes, rounded down (for messages).
+    pub fn as_mebibytes(self) -> i128 {
+        self.0 / (NANO << 20)
+    }
+
     pub fn checked_add(self, other: Quantity) -> Option<Quantity> {
         self.0.checked_add(other.0).map(Quantity)
+    }
+
+    /// `self − other`, floored at zero (what is left of a resource).
+    pub fn saturating_sub(self, other: Quantity) -> Quantity {
+        Quantity(self.0.saturating_sub(other.0).max(0))
     }
 
     /// `self / total` as a percentage, rounded down; `None` when `total` is not positive.

@@ -248,6 +248,8 @@ mod tests {
             usage_classes: vec!["on-demand".into(), "spot".into()],
             hypervisor: "nitro".into(),
             bare_metal: false,
+            max_enis: Some(3),
+            ipv4_per_eni: Some(10),
         }
     }
 

@@ -19,6 +19,8 @@ const LAYERS: &[&[&str]] = &[
     &["facts"],
     // Pure judgement over facts.
     &["iam", "requirements", "userdata", "network", "console"],
+    // Karpenter's scheduler, over requirement sets and instance types.
+    &["scheduling"],
     &["ec2"],
     // I/O: the read-only guard, the bundle format, the backends.
     &["guard", "bundle", "pushgateway"],

@@ -226,6 +226,154 @@ async fn forbidden_resources_and_missing_aws_access_make_checks_unknown_not_fail
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// `karpdoctor pod`, live and replayed from what it recorded: the chain of a pod no NodePool
+/// can serve stops at the NodePools with KD8001 as its owner; a workload by selector gives a
+/// chain per pod; a pod nominated to a launching NodeClaim waits without an owner; bad input
+/// is exit 2 with one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_chains_follow_a_pod_to_where_it_stops() {
+    let _quiet = LOAD.read().await;
+    let dir = scratch("live-pod");
+    let record = dir.join("pod.json");
+    let record_arg = record.display().to_string();
+    let chain_of = |name: &str, args: &[&str]| {
+        let bundle = read_json(&fixture_bundle(name));
+        (
+            bundle,
+            args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        )
+    };
+
+    let (bundle, args) = chain_of(
+        "pending-nodeselector-undeclared-label",
+        &[
+            "pod",
+            "shop/web-5d8f7c9b6d-2xkqp",
+            "-o",
+            "json",
+            "--record",
+            &record_arg,
+        ],
+    );
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, &bundle).await;
+    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+    let kc = kubeconfig.display().to_string();
+    let env = live_env(&kc, &emulator.url);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = tokio::task::block_in_place(|| karpdoctor(&argv, &env));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(live["kind"], "PodChains");
+    let chain = &live["pods"][0];
+    assert_eq!(chain["workload"], "Deployment/shop/web");
+    let steps: Vec<&str> = chain["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        ["created", "unschedulable", "nodepools", "karpenter says"],
+        "{chain}"
+    );
+    let last = &chain["steps"][2];
+    assert_eq!(last["state"], "failed");
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .contains("label \"workload\" does not have known values"),
+        "{last}"
+    );
+    assert_eq!(chain["owner"]["code"], "KD8001");
+    assert_eq!(chain["owner"]["status"], "fail");
+    // What it recorded replays to the same chain.
+    let replayed = karpdoctor(
+        &[
+            "pod",
+            "shop/web-5d8f7c9b6d-2xkqp",
+            "-o",
+            "json",
+            "--replay",
+            &record_arg,
+        ],
+        &[],
+    );
+    assert_eq!(replayed.status.code(), Some(1));
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(replayed["pods"], live["pods"]);
+    // A workload by selector: one chain per pod; text names the owner.
+    let by_selector =
+        tokio::task::block_in_place(|| karpdoctor(&["pod", "shop", "-l", "app=web"], &env));
+    let text = String::from_utf8_lossy(&by_selector.stdout);
+    assert_eq!(text.matches("stops here: KD8001").count(), 3, "{text}");
+    // Bad input and a pod that does not exist: exit 2, one line.
+    for args in [
+        &["pod", "web-0"][..],
+        &["pod", "shop/nope"][..],
+        &["pod", "shop/web", "-l", "a=b"][..],
+    ] {
+        let out = tokio::task::block_in_place(|| karpdoctor(args, &env));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+
+    // Nominated to a NodeClaim launched a minute ago: the chain waits at registration.
+    let bundle = read_json(&fixture_bundle(
+        "healthy-pending-nominated-to-launching-nodeclaim",
+    ));
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, &bundle).await;
+    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+    let env = live_env(&kc, &emulator.url);
+    let out = tokio::task::block_in_place(|| {
+        karpdoctor(&["pod", "shop/web-5d8f7c9b6d-9qwer", "-o", "json"], &env)
+    });
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let chain: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps: Vec<(&str, &str)> = chain["pods"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["step"].as_str().unwrap(), s["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("created", "done"),
+            ("unschedulable", "done"),
+            ("nominated", "done"),
+            ("launched", "done"),
+            ("registered", "waiting")
+        ],
+        "{chain}"
+    );
+    assert!(chain["pods"][0]["owner"].is_null());
+}
+
 /// kube's `read_timeout` once timed out idle pooled connections: a request sent on one that had
 /// waited longer than the request timeout failed at once (the CI failure of the stalled-AWS
 /// test). The guard's client bounds each request instead; an idle connection is reused
@@ -405,7 +553,8 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
     let report = parse(&out);
     // The checks that need no AWS answer here: controller, CRDs, NodePool references, and the
     // EC2NodeClass status, instance profile (none set), user data (none set) and spot (no spot
-    // NodePool) checks, and the VPC CNI check (no node waits to initialize).
+    // NodePool) checks, the VPC CNI check (no node waits to initialize) and the scheduling
+    // checks (no pod is pending).
     let passed: Vec<&str> = report["checks"]
         .as_array()
         .unwrap()
@@ -418,7 +567,7 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
         [
             "KD1001", "KD1002", "KD1003", "KD1005", "KD1006", "KD1007", "KD1008", "KD1009",
             "KD3006", "KD3008", "KD4001", "KD4002", "KD4004", "KD4005", "KD5007", "KD5008",
-            "KD6001", "KD6002", "KD6003", "KD7003", "KD9001"
+            "KD6001", "KD6002", "KD6003", "KD7003", "KD8001", "KD8002", "KD8003", "KD9001"
         ],
         "{report}"
     );
@@ -954,6 +1103,9 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
         ("ami-snapshot-cmk-unusable", false),
         // The private endpoint: the VPC's DNS attributes and its endpoints.
         ("healthy-private-cluster-isolated-vpc", false),
+        // A pending pod with a bound volume: DaemonSets, claims, volumes, StorageClasses and
+        // pod events.
+        ("pending-volume-in-zone-without-subnet", false),
     ];
     for (name, every) in scenarios {
         let wanted = |exercised: &BTreeSet<String>, p: &str| every || !exercised.contains(p);

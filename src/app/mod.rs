@@ -5,6 +5,7 @@ mod commands;
 mod execute;
 mod fleet;
 mod packaging;
+mod pod;
 mod target;
 
 use std::io::{IsTerminal, Write};
@@ -41,6 +42,7 @@ pub async fn run(cli: Cli) -> u8 {
             run_checks(Source::Demo, &TargetArgs::default(), &report).await
         }
         Some(Command::Check(args)) => check(args).await,
+        Some(Command::Pod(args)) => pod::pod(*args).await,
         None => check(cli.check).await,
     };
     match result {

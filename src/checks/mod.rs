@@ -109,6 +109,13 @@ checks! {
         rules_missing::INTERRUPTION_RULES_MISSING,
         handling_disabled::INTERRUPTION_HANDLING_DISABLED,
     }
+    /// KD8xxx: why pods stay Pending: for each pod Karpenter should place, every NodePool's
+    /// first reason it cannot, judged as Karpenter's scheduler judges it.
+    scheduling {
+        pending_pods_unserved::PENDING_PODS_UNSERVED,
+        pending_pods_too_large::PENDING_PODS_TOO_LARGE,
+        pending_pods_zone_unreachable::PENDING_PODS_ZONE_UNREACHABLE,
+    }
     /// KD9xxx: informational findings: things that look wrong and need no action.
     info {
         pricing_access_denied_benign::PRICING_ACCESS_DENIED_BENIGN,

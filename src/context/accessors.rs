@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
@@ -53,6 +54,28 @@ impl Facts {
             label_selector.to_string(),
         ))
         .await
+    }
+
+    pub async fn pending_pods(&self) -> Result<Arc<Vec<Pod>>, FactError> {
+        self.get(FactKey::pending_pods()).await
+    }
+
+    pub async fn daemonsets(&self) -> Result<Arc<Vec<DaemonSet>>, FactError> {
+        self.get(FactKey::daemonsets()).await
+    }
+
+    pub async fn persistent_volume_claims(
+        &self,
+    ) -> Result<Arc<Vec<PersistentVolumeClaim>>, FactError> {
+        self.get(FactKey::persistent_volume_claims()).await
+    }
+
+    pub async fn persistent_volumes(&self) -> Result<Arc<Vec<PersistentVolume>>, FactError> {
+        self.get(FactKey::persistent_volumes()).await
+    }
+
+    pub async fn storage_classes(&self) -> Result<Arc<Vec<StorageClass>>, FactError> {
+        self.get(FactKey::storage_classes()).await
     }
 
     pub async fn crd(

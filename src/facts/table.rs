@@ -9,8 +9,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, ServiceAccount};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Node, PersistentVolume, PersistentVolumeClaim, Pod, ServiceAccount,
+};
+use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -144,6 +147,38 @@ facts! {
         ops [kube("list", "", "pods")];
         shape Objects;
         display |f| write!(f, "Pods in {namespace} ({label_selector})");
+
+    /// Pods in phase Pending, cluster-wide (`fieldSelector=status.phase=Pending`), cut down to
+    /// what scheduling reads: no environment, commands or images reach a bundle.
+    PendingPods => fn pending_pods -> Vec<Pod>;
+        ops [kube("list", "", "pods")];
+        shape Objects;
+        display |f| write!(f, "pending pods");
+
+    /// DaemonSets, cluster-wide, cut down to their pod template's scheduling fields: the
+    /// overhead each node carries.
+    DaemonSets => fn daemonsets -> Vec<DaemonSet>;
+        ops [kube("list", "apps", "daemonsets")];
+        shape Objects;
+        display |f| write!(f, "DaemonSets");
+
+    /// PersistentVolumeClaims, cluster-wide (the zones of pending pods' volumes).
+    PersistentVolumeClaims => fn persistent_volume_claims -> Vec<PersistentVolumeClaim>;
+        ops [kube("list", "", "persistentvolumeclaims")];
+        shape Objects;
+        display |f| write!(f, "PersistentVolumeClaims");
+
+    /// PersistentVolumes (a bound volume's node affinity pins its zone).
+    PersistentVolumes => fn persistent_volumes -> Vec<PersistentVolume>;
+        ops [kube("list", "", "persistentvolumes")];
+        shape Objects;
+        display |f| write!(f, "PersistentVolumes");
+
+    /// StorageClasses (binding mode and allowed topologies of unbound claims).
+    StorageClasses => fn storage_classes -> Vec<StorageClass>;
+        ops [kube("list", "storage.k8s.io", "storageclasses")];
+        shape Objects;
+        display |f| write!(f, "StorageClasses");
 
     /// One CustomResourceDefinition by name; absent is `null`, not an error.
     Crd { name: String } => fn crd -> Option<CustomResourceDefinition>;

@@ -296,6 +296,13 @@ pub struct InstanceType {
     pub usage_classes: Vec<String>,
     pub hypervisor: String,
     pub bare_metal: bool,
+    /// Network interfaces on the default network card, and IPv4 addresses per interface:
+    /// what the VPC CNI's pods per node follow. `None` in bundles recorded before they were
+    /// kept (pods per node is then not judged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_enis: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipv4_per_eni: Option<i64>,
 }
 
 /// One instance type offered in one availability zone.

@@ -1,6 +1,7 @@
 //! The report: one serde model, built once from the engine's outcomes; renderers only read
 //! it. The JSON form is a contract (`schema/report.v1.json`): fields are added, never renamed.
 
+pub mod chain;
 pub mod fleet;
 pub mod json;
 pub mod markdown;

@@ -66,9 +66,12 @@ const KINDS: &[(&str, &str)] = &[
     ("Node", "nodes"),
     ("NodeClaim", "nodeclaims"),
     ("NodePool", "nodepools"),
+    ("PersistentVolume", "persistentvolumes"),
+    ("PersistentVolumeClaim", "persistentvolumeclaims"),
     ("Pod", "pods"),
     ("Service", "services"),
     ("ServiceAccount", "serviceaccounts"),
+    ("StorageClass", "storageclasses"),
     (
         "ValidatingWebhookConfiguration",
         "validatingwebhookconfigurations",
@@ -120,12 +123,15 @@ impl Cluster {
             "nodes",
             "services",
             "serviceaccounts",
+            "persistentvolumeclaims",
+            "persistentvolumes",
         ] {
             c.served.insert((String::new(), "v1".into(), plural.into()));
         }
         for (g, p) in [
             ("apps", "deployments"),
             ("apps", "daemonsets"),
+            ("storage.k8s.io", "storageclasses"),
             ("apiextensions.k8s.io", "customresourcedefinitions"),
             ("events.k8s.io", "events"),
             (
@@ -258,6 +264,33 @@ impl Cluster {
             )
         });
         c.objects.dedup();
+        // A pod can be in two facts: whole (the controller's pods) and cut down to its
+        // scheduling fields (the pending pods). The server holds one object per name: the
+        // whole one, which the cut-down one is a part of.
+        let key = |o: &Value| {
+            (
+                o.get("kind").and_then(Value::as_str).map(str::to_string),
+                o.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                o.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            )
+        };
+        let mut kept: Vec<Value> = Vec::with_capacity(c.objects.len());
+        let mut at: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
+        for o in std::mem::take(&mut c.objects) {
+            match at.get(&key(&o)) {
+                Some(&i) if o.to_string().len() > kept[i].to_string().len() => kept[i] = o,
+                Some(_) => {}
+                None => {
+                    at.insert(key(&o), kept.len());
+                    kept.push(o);
+                }
+            }
+        }
+        c.objects = kept;
         c
     }
 
@@ -287,7 +320,11 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
     match name {
         "kubeVersion" => r("", "", "version"),
         "controllerDeployments" => r("apps", "v1", "deployments"),
-        "pods" => r("", "v1", "pods"),
+        "pods" | "pendingPods" => r("", "v1", "pods"),
+        "daemonSets" => r("apps", "v1", "daemonsets"),
+        "persistentVolumeClaims" => r("", "v1", "persistentvolumeclaims"),
+        "persistentVolumes" => r("", "v1", "persistentvolumes"),
+        "storageClasses" => r("storage.k8s.io", "v1", "storageclasses"),
         "serviceAccount" => r("", "v1", "serviceaccounts"),
         "node" => r("", "v1", "nodes"),
         "crd" => r("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
@@ -575,6 +612,7 @@ fn resource_list(c: &Cluster, group: &str, version: &str) -> Value {
                     | "serviceaccounts"
                     | "deployments"
                     | "daemonsets"
+                    | "persistentvolumeclaims"
             );
             json!({
                 "name": plural,

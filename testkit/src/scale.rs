@@ -12,6 +12,10 @@ pub const EVENTS: usize = 12_500;
 pub const SUBNETS: usize = 250;
 pub const SECURITY_GROUPS: usize = 250;
 pub const NODEPOOLS: usize = 5;
+/// Pending pods Karpenter could serve (Unschedulable for 10 minutes), 100 per Deployment: the
+/// scheduling checks judge every one of them and conclude nothing is wrong.
+pub const PENDING_PODS: usize = 1_250;
+pub const PODS_PER_OWNER: usize = 100;
 
 /// What one generated bundle holds, for the benchmark's report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +25,7 @@ pub struct Size {
     pub subnets: usize,
     pub security_groups: usize,
     pub nodepools: usize,
+    pub pending_pods: usize,
 }
 
 impl Size {
@@ -31,6 +36,7 @@ impl Size {
             subnets: SUBNETS * factor,
             security_groups: SECURITY_GROUPS * factor,
             nodepools: NODEPOOLS * factor,
+            pending_pods: PENDING_PODS * factor,
         }
     }
 }
@@ -231,7 +237,31 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         })
         .collect();
 
+    let pending: Vec<Value> = (0..size.pending_pods)
+        .map(|i| {
+            let owner = format!("web-{:03}", i / PODS_PER_OWNER);
+            let hash = "7c9d5f8b6a";
+            json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": format!("{owner}-{hash}-{i:05x}"),
+                    "namespace": "shop",
+                    "uid": format!("00000000-0000-4000-9000-{i:012x}"),
+                    "labels": {"app": owner, "pod-template-hash": hash},
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{owner}-{hash}"), "uid": "1", "controller": true}],
+                },
+                "spec": {
+                    "containers": [{"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                    "nodeSelector": {"kubernetes.io/arch": "amd64"},
+                },
+                "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastTransitionTime": "2026-11-23T09:50:00Z"}]},
+            })
+        })
+        .collect();
+
     let events_key = json!({"events": {"kind": "NodeClaim", "namespace": null}});
+    let pod_events_key = json!({"events": {"kind": "Pod", "namespace": null}});
     for (key, value) in [
         (json!("nodePools"), Value::Array(pools)),
         (json!("ec2NodeClasses"), Value::Array(classes)),
@@ -239,6 +269,8 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         (json!("ec2SecurityGroups"), Value::Array(groups)),
         (json!("nodeClaims"), Value::Array(claims)),
         (events_key, Value::Array(events)),
+        (json!("pendingPods"), Value::Array(pending)),
+        (pod_events_key, Value::Array(Vec::new())),
     ] {
         facts.retain(|f| f["fact"] != key);
         facts.push(json!({"fact": key, "value": value}));
@@ -246,8 +278,14 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
     facts.extend(nodes);
     if let Some(d) = bundle.get_mut("description") {
         *d = json!(format!(
-            "fixtures/healthy grown {factor}×: {} NodeClaims and nodes, {} events, {} subnets, {} security groups, {} NodePools and EC2NodeClasses",
-            size.nodeclaims, size.events, size.subnets, size.security_groups, size.nodepools
+            "fixtures/healthy grown {factor}×: {} NodeClaims and nodes, {} events, {} subnets, {} security groups, {} NodePools and EC2NodeClasses, {} pending pods of {} Deployments",
+            size.nodeclaims,
+            size.events,
+            size.subnets,
+            size.security_groups,
+            size.nodepools,
+            size.pending_pods,
+            size.pending_pods / PODS_PER_OWNER
         ));
     }
     Ok(bundle)
@@ -293,9 +331,10 @@ mod tests {
             assert_eq!(count(&b, &json!("ec2SecurityGroups")), size.security_groups);
             let events = json!({"events": {"kind": "NodeClaim", "namespace": null}});
             assert_eq!(count(&b, &events), size.events);
+            assert_eq!(count(&b, &json!("pendingPods")), size.pending_pods);
             let facts = b["facts"].as_array().map_or(0, Vec::len);
-            // Six grown facts (one of them new), one kept, one node per NodeClaim.
-            assert_eq!(facts, 7 + size.nodeclaims);
+            // Eight grown facts (three of them new), one kept, one node per NodeClaim.
+            assert_eq!(facts, 9 + size.nodeclaims);
             // Each NodePool points at a class that exists, its own.
             let values = |key: &str| {
                 b["facts"]

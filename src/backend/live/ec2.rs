@@ -174,7 +174,21 @@ fn instance_type_json(t: &aws_sdk_ec2::types::InstanceTypeInfo) -> Value {
         "usageClasses": t.supported_usage_classes().iter().map(|u| u.as_str().to_string()).collect::<Vec<_>>(),
         "hypervisor": t.hypervisor().map(|h| h.as_str().to_string()).unwrap_or_default(),
         "bareMetal": t.bare_metal().unwrap_or(false),
+        "maxEnis": default_card_enis(t),
+        "ipv4PerEni": t.network_info().and_then(|n| n.ipv4_addresses_per_interface()),
     })
+}
+
+/// The interfaces of the default network card (the VPC CNI attaches its ENIs there), else
+/// the type's total for types that describe no cards.
+fn default_card_enis(t: &aws_sdk_ec2::types::InstanceTypeInfo) -> Option<i32> {
+    let net = t.network_info()?;
+    let index = net.default_network_card_index().unwrap_or(0);
+    net.network_cards()
+        .iter()
+        .find(|c| c.network_card_index() == Some(index))
+        .and_then(|c| c.maximum_network_interfaces())
+        .or(net.maximum_network_interfaces())
 }
 
 /// Which instance types are offered in which availability zone.

@@ -57,6 +57,127 @@ pub(super) async fn pods(
     ))
 }
 
+/// Pods in phase Pending, cluster-wide, each cut down to what scheduling reads ([`slim_pod`]):
+/// thousands of them must stay small, and their environment must never reach a bundle.
+pub(super) async fn pending_pods(kube: &Client) -> Result<Value, FactError> {
+    let pods = list_bounded(
+        kube,
+        &PODS,
+        None,
+        None,
+        Some("status.phase=Pending"),
+        usize::MAX,
+    )
+    .await?;
+    Ok(Value::Array(pods.into_iter().map(slim_pod).collect()))
+}
+
+/// DaemonSets, cluster-wide, cut down to their pod template's scheduling fields.
+pub(super) async fn daemonsets(kube: &Client) -> Result<Value, FactError> {
+    let all = list(kube, &DAEMONSETS, None, None).await?;
+    Ok(Value::Array(
+        all.into_iter()
+            .map(|mut ds| {
+                let spec = ds
+                    .pointer("/spec/template/spec")
+                    .map(slim_pod_spec)
+                    .unwrap_or(Value::Null);
+                ds["metadata"] = slim_metadata(&ds["metadata"]);
+                ds["spec"] = serde_json::json!({"template": {"spec": spec}});
+                if let Some(o) = ds.as_object_mut() {
+                    o.remove("status");
+                }
+                ds
+            })
+            .collect(),
+    ))
+}
+
+/// Every object of a cluster-wide resource.
+pub(super) async fn list_all(kube: &Client, resource: &KubeResource) -> Result<Value, FactError> {
+    Ok(Value::Array(list(kube, resource, None, None).await?))
+}
+
+fn keep(from: &Value, fields: &[&str]) -> Value {
+    let mut out = serde_json::Map::new();
+    for f in fields {
+        if let Some(v) = from.get(*f).filter(|v| !v.is_null()) {
+            out.insert((*f).to_string(), v.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+fn slim_metadata(meta: &Value) -> Value {
+    keep(
+        meta,
+        &[
+            "name",
+            "namespace",
+            "uid",
+            "labels",
+            "ownerReferences",
+            "creationTimestamp",
+            "deletionTimestamp",
+        ],
+    )
+}
+
+fn slim_pod_spec(spec: &Value) -> Value {
+    let containers = |name: &str| -> Value {
+        Value::Array(
+            spec.get(name)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|c| keep(c, &["name", "resources", "restartPolicy"]))
+                .collect(),
+        )
+    };
+    let mut out = keep(
+        spec,
+        &[
+            "nodeName",
+            "nodeSelector",
+            "affinity",
+            "tolerations",
+            "topologySpreadConstraints",
+            "schedulerName",
+            "overhead",
+            "priorityClassName",
+        ],
+    );
+    out["containers"] = containers("containers");
+    if spec.get("initContainers").is_some() {
+        out["initContainers"] = containers("initContainers");
+    }
+    let claims: Vec<Value> = spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("persistentVolumeClaim").is_some())
+        .map(|v| keep(v, &["name", "persistentVolumeClaim"]))
+        .collect();
+    if !claims.is_empty() {
+        out["volumes"] = Value::Array(claims);
+    }
+    out
+}
+
+/// A pod with only what scheduling reads: identity and owners, the scheduling fields of its
+/// spec, container names and resources, claim volumes, and its phase and conditions.
+pub fn slim_pod(pod: Value) -> Value {
+    let mut out = keep(&pod, &["apiVersion", "kind"]);
+    out["metadata"] = slim_metadata(&pod["metadata"]);
+    out["spec"] = pod.get("spec").map(slim_pod_spec).unwrap_or(Value::Null);
+    out["status"] = pod
+        .get("status")
+        .map(|s| keep(s, &["phase", "conditions", "nominatedNodeName"]))
+        .unwrap_or(Value::Null);
+    out
+}
+
 /// Every object of a Karpenter resource at the first of `versions` the cluster serves: v1,
 /// else v1beta1 (Karpenter 0.37, or a 1.x controller whose CRDs were not upgraded yet). The
 /// fields the checks read are the same in both; a check that cannot judge a v1beta1 object
@@ -370,6 +491,10 @@ const fn v1(group: &'static str, kind: &'static str, plural: &'static str) -> Ku
 
 pub const DEPLOYMENTS: KubeResource = v1("apps", "Deployment", "deployments");
 pub const PODS: KubeResource = core("Pod", "pods");
+pub const DAEMONSETS: KubeResource = v1("apps", "DaemonSet", "daemonsets");
+pub const PVCS: KubeResource = core("PersistentVolumeClaim", "persistentvolumeclaims");
+pub const PVS: KubeResource = core("PersistentVolume", "persistentvolumes");
+pub const STORAGECLASSES: KubeResource = v1("storage.k8s.io", "StorageClass", "storageclasses");
 pub const CRDS: KubeResource = v1(
     "apiextensions.k8s.io",
     "CustomResourceDefinition",

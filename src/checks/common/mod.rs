@@ -16,6 +16,7 @@ pub mod launch;
 pub mod launch_values;
 pub mod nodeclaim;
 pub mod nodeclass;
+pub mod scheduling;
 pub mod selection;
 pub mod spot;
 pub mod wiring;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::check::prelude::*;
+use crate::checks::common::nodeclaim::pool_of;
 use crate::quantity::Quantity;
 
 declare_check! {
@@ -31,14 +32,7 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
     for pool in pools.iter().filter(|p| !p.spec.limits.is_empty()) {
         let mine: Vec<&BTreeMap<String, Value>> = claims
             .iter()
-            .filter(|c| {
-                c.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get("karpenter.sh/nodepool"))
-                    .map(String::as_str)
-                    == Some(pool.name())
-            })
+            .filter(|c| pool_of(c) == pool.name())
             .map(|c| &c.status.rest)
             .collect();
         let status_resources = pool.status.rest.get("resources");
@@ -102,11 +96,7 @@ fn malformed(pool: &crate::model::NodePool, message: String) -> Finding {
 }
 
 fn quantity(v: &Value) -> Option<Quantity> {
-    match v {
-        Value::String(s) => Quantity::parse(s),
-        Value::Number(n) => Quantity::parse(&n.to_string()),
-        _ => None,
-    }
+    Quantity::from_json(v)
 }
 
 /// The sum of quantities; `None` when one does not parse or the sum overflows (a garbage

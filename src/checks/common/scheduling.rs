@@ -1,0 +1,539 @@
+//! The pending-pod analysis KD8001–KD8003 share: which pods Karpenter should place and cannot,
+//! grouped by workload, each with every NodePool's first reason. Each check reports the pods
+//! whose furthest-reaching NodePool stopped at its step, so a pod is reported once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::storage::v1::StorageClass;
+
+use crate::check::prelude::*;
+use crate::checks::common::codes;
+use crate::checks::common::nodeclaim::pool_of;
+use crate::checks::common::nodeclass::{ami_arches, subnet_zones};
+use crate::facts::{InstanceType, InstanceTypeOffering};
+use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
+use crate::quantity::Quantity;
+use crate::scheduling::allocatable::{NodeSettings, Resources, allocatable, capacity};
+use crate::scheduling::pods::{self, Volumes};
+use crate::scheduling::sets::{Requirements, ValueSet};
+use crate::scheduling::{Blocked, Candidate, PodNeeds, Pool, Verdict, judge, untolerated};
+
+/// Which check reports a group of unserved pods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    Unserved,
+    TooLarge,
+    ZoneUnreachable,
+}
+
+/// Pods of one workload that share their constraints, and what Karpenter makes of them.
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// `Deployment/shop/web`, `StatefulSet/db/pg`, `Pod/ns/name`.
+    pub owner: String,
+    pub pods: Vec<String>,
+    /// When the first of them was marked Unschedulable.
+    pub since: String,
+    pub outcome: Outcome,
+    /// Karpenter's latest `FailedScheduling` message about one of the pods, if any.
+    pub karpenter_says: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Karpenter ignores the pods: why (its own words where it has them).
+    Ignored(String),
+    /// Every NodePool's first reason, by descending weight (empty: no NodePool exists).
+    Unserved(Vec<(String, Blocked)>),
+}
+
+impl Group {
+    pub fn code(&self) -> Option<Code> {
+        match &self.outcome {
+            Outcome::Ignored(_) => Some(Code::Unserved),
+            Outcome::Unserved(pools) => {
+                let furthest = pools.iter().map(|(_, b)| b).max_by_key(|b| b.progress());
+                Some(match furthest {
+                    Some(Blocked::TooLarge { .. }) => Code::TooLarge,
+                    Some(Blocked::Zones { .. }) => Code::ZoneUnreachable,
+                    _ => Code::Unserved,
+                })
+            }
+        }
+    }
+
+    /// `pod shop/web-0` or `3 pods` (the finding's object names the workload).
+    pub fn subject(&self) -> String {
+        match self.pods.as_slice() {
+            [one] => format!("pod {one}"),
+            many => format!("{} pods", many.len()),
+        }
+    }
+
+    /// `pod shop/web-0 has been Pending since …` / `3 pods have been …`.
+    pub fn waiting(&self) -> String {
+        format!(
+            "{} {} Unschedulable since {}",
+            self.subject(),
+            if self.pods.len() == 1 {
+                "has been"
+            } else {
+                "have been"
+            },
+            self.since
+        )
+    }
+
+    /// `it` or `them`.
+    pub fn them(&self) -> &'static str {
+        if self.pods.len() == 1 { "it" } else { "them" }
+    }
+}
+
+/// The unserved groups. Reads nothing beyond the pending pods when none is a candidate.
+pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
+    let pending = cx.pending_pods().await?;
+    let now = cx.now();
+    let candidates: Vec<&Pod> = pending
+        .iter()
+        .filter(|p| pods::candidate(p, now).is_ok())
+        .collect();
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let controller = cx.controller().await?;
+    // The controller's own pods: Karpenter cannot launch a node for itself; KD1005 owns them.
+    let own = controller.as_ref().map(|(deployments, i)| {
+        let d = ControllerDeployment::new(&deployments[*i]);
+        format!("Deployment/{}/{}", d.namespace(), d.name())
+    });
+    let candidates: Vec<&Pod> = candidates
+        .into_iter()
+        .filter(|p| own.as_deref() != Some(pods::owner(p).as_str()))
+        .collect();
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let events = cx.events("Pod", None).await?;
+    let claims = cx.nodeclaims().await?;
+    // A pod nominated to a NodeClaim that is still on its way is being served.
+    let candidates: Vec<&Pod> = candidates
+        .into_iter()
+        .filter(|p| !nominated_in_flight(p, &events, &claims))
+        .collect();
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let volume_facts = VolumeFacts::read(cx, &candidates).await?;
+    let volumes = volume_facts.view();
+    let pool_facts = PoolFacts::read(cx, controller.as_ref(), claims.clone()).await?;
+    let pools = pool_facts.pools();
+
+    let mut out = Vec::new();
+    for (owner, members) in pods::by_owner(candidates.into_iter()) {
+        // Pods of one workload usually share their constraints: judge each distinct set once.
+        let mut by_needs: Vec<(Result<PodNeeds, String>, Vec<&Pod>)> = Vec::new();
+        for pod in members {
+            let needs = pods::needs(pod, volumes);
+            match by_needs.iter_mut().find(|(n, _)| *n == needs) {
+                Some((_, list)) => list.push(pod),
+                None => by_needs.push((needs, vec![pod])),
+            }
+        }
+        for (needs, members) in by_needs {
+            let outcome = match needs {
+                Err(why) => Outcome::Ignored(why),
+                Ok(needs) => match judge(&needs, &pools) {
+                    Verdict::Served { .. } => continue,
+                    Verdict::Unserved(blocked) => Outcome::Unserved(blocked),
+                },
+            };
+            let names: Vec<String> = members.iter().map(|p| pod_name(p)).collect();
+            let since = members
+                .iter()
+                .filter_map(|p| pods::unschedulable_since(p))
+                .min()
+                .unwrap_or_default();
+            let karpenter_says = members.iter().find_map(|p| {
+                events
+                    .about("Pod", p.metadata.name.as_deref().unwrap_or(""))
+                    .find(|e| {
+                        e.reporter == "karpenter"
+                            && e.reason == "FailedScheduling"
+                            && Some(e.namespace.as_str()) == p.metadata.namespace.as_deref()
+                    })
+                    .map(|e| e.message.clone())
+            });
+            out.push(Group {
+                owner: owner.clone(),
+                pods: names,
+                since,
+                outcome,
+                karpenter_says,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The volume facts pending pods' zones depend on, read only when one of them has a claim.
+#[derive(Default)]
+pub struct VolumeFacts {
+    claims: Option<Arc<Vec<PersistentVolumeClaim>>>,
+    volumes: Option<Arc<Vec<PersistentVolume>>>,
+    classes: Option<Arc<Vec<StorageClass>>>,
+}
+
+impl VolumeFacts {
+    pub async fn read(cx: &CheckCx, pods: &[&Pod]) -> Result<Self, FactError> {
+        let has_claims = pods.iter().any(|p| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.volumes.as_ref())
+                .is_some_and(|v| v.iter().any(|v| v.persistent_volume_claim.is_some()))
+        });
+        if !has_claims {
+            return Ok(VolumeFacts::default());
+        }
+        Ok(VolumeFacts {
+            claims: Some(cx.persistent_volume_claims().await?),
+            volumes: Some(cx.persistent_volumes().await?),
+            classes: Some(cx.storage_classes().await?),
+        })
+    }
+
+    pub fn view(&self) -> Volumes<'_> {
+        Volumes {
+            claims: self
+                .claims
+                .as_deref()
+                .map(Vec::as_slice)
+                .unwrap_or_default(),
+            volumes: self
+                .volumes
+                .as_deref()
+                .map(Vec::as_slice)
+                .unwrap_or_default(),
+            classes: self
+                .classes
+                .as_deref()
+                .map(Vec::as_slice)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// What the NodePools' verdicts are built from.
+pub struct PoolFacts {
+    nodepools: Arc<Vec<NodePool>>,
+    classes: Arc<Vec<Ec2NodeClass>>,
+    claims: Arc<Vec<NodeClaim>>,
+    daemonsets: Arc<Vec<DaemonSet>>,
+    types: Arc<Vec<InstanceType>>,
+    offerings: Arc<Vec<InstanceTypeOffering>>,
+    overhead_env: Option<String>,
+    enis_env: Option<String>,
+}
+
+impl PoolFacts {
+    pub async fn read(
+        cx: &CheckCx,
+        controller: Option<&(Arc<Vec<Deployment>>, usize)>,
+        claims: Arc<Vec<NodeClaim>>,
+    ) -> Result<Self, FactError> {
+        let env = |name: &str| -> Option<String> {
+            let (deployments, i) = controller?;
+            ControllerDeployment::new(&deployments[*i])
+                .env(name)
+                .map(str::to_string)
+        };
+        Ok(PoolFacts {
+            nodepools: cx.nodepools().await?,
+            classes: cx.ec2_nodeclasses().await?,
+            claims,
+            daemonsets: cx.daemonsets().await?,
+            types: cx.instance_types().await?,
+            offerings: cx.instance_type_offerings().await?,
+            overhead_env: env("VM_MEMORY_OVERHEAD_PERCENT"),
+            enis_env: env("RESERVED_ENIS"),
+        })
+    }
+
+    /// The NodePools as the scheduler sees them (those being deleted are not tried).
+    pub fn pools(&self) -> Vec<Pool<'_>> {
+        self.nodepools
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .map(|np| {
+                build_pool(
+                    np,
+                    &self.classes,
+                    &self.claims,
+                    &self.daemonsets,
+                    &self.types,
+                    &self.offerings,
+                    self.overhead_env.as_deref(),
+                    self.enis_env.as_deref(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// One pod's verdict against every NodePool, for `karpdoctor pod`: `Err` is why Karpenter
+/// ignores it.
+pub async fn judge_pod(cx: &CheckCx, pod: &Pod) -> Result<Result<Verdict, String>, FactError> {
+    let volume_facts = VolumeFacts::read(cx, &[pod]).await?;
+    let needs = match pods::needs(pod, volume_facts.view()) {
+        Ok(n) => n,
+        Err(why) => return Ok(Err(why)),
+    };
+    let controller = cx.controller().await?;
+    let claims = cx.nodeclaims().await?;
+    let pool_facts = PoolFacts::read(cx, controller.as_ref(), claims).await?;
+    Ok(Ok(judge(&needs, &pool_facts.pools())))
+}
+
+/// The code of the check that reports a verdict.
+pub fn code_of(verdict: &Verdict) -> Option<&'static str> {
+    match verdict.furthest()? {
+        Blocked::TooLarge { .. } => Some(codes::PENDING_PODS_TOO_LARGE),
+        Blocked::Zones { .. } => Some(codes::PENDING_PODS_ZONE_UNREACHABLE),
+        _ => Some(codes::PENDING_PODS_UNSERVED),
+    }
+}
+
+fn pod_name(p: &Pod) -> String {
+    format!(
+        "{}/{}",
+        p.metadata.namespace.as_deref().unwrap_or("default"),
+        p.metadata.name.as_deref().unwrap_or("<unnamed>")
+    )
+}
+
+/// Whether Karpenter's latest `Nominated` event for the pod names a NodeClaim that exists,
+/// is not being deleted and has not initialized yet.
+fn nominated_in_flight(pod: &Pod, events: &crate::events::Events, claims: &[NodeClaim]) -> bool {
+    let name = pod.metadata.name.as_deref().unwrap_or("");
+    let Some(event) = events.about("Pod", name).find(|e| {
+        e.reason == "Nominated" && Some(e.namespace.as_str()) == pod.metadata.namespace.as_deref()
+    }) else {
+        return false;
+    };
+    let Some(claim) = event
+        .message
+        .split_whitespace()
+        .find_map(|w| w.trim_end_matches(',').strip_prefix("nodeclaim/"))
+    else {
+        return false;
+    };
+    claims.iter().any(|c| {
+        c.metadata.name.as_deref() == Some(claim)
+            && c.metadata.deletion_timestamp.is_none()
+            && c.status
+                .condition("Initialized")
+                .is_none_or(|i| i.status != "True")
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_pool<'a>(
+    np: &NodePool,
+    classes: &[Ec2NodeClass],
+    claims: &[NodeClaim],
+    daemonsets: &[DaemonSet],
+    types: &'a [InstanceType],
+    offerings: &[InstanceTypeOffering],
+    overhead_env: Option<&str>,
+    enis_env: Option<&str>,
+) -> Pool<'a> {
+    let template = &np.spec.template;
+    let class_name = template
+        .spec
+        .node_class_ref
+        .as_ref()
+        .and_then(|r| r.name.clone())
+        .unwrap_or_default();
+    let class = classes.iter().find(|c| c.name() == class_name);
+    let mut requirements = Requirements::default();
+    let mut not_ready = None;
+    match Requirements::from_list(&template.spec.requirements) {
+        Ok(r) => requirements = r,
+        Err(bad) => {
+            not_ready = Some((
+                format!("a requirement the API would reject: {bad}"),
+                vec![codes::NODEPOOL_NOT_READY],
+            ))
+        }
+    }
+    for (k, v) in &template.metadata.labels {
+        requirements.add(k, ValueSet::only([v.clone()]));
+    }
+    requirements.add(
+        "karpenter.sh/nodepool",
+        ValueSet::only([np.name().to_string()]),
+    );
+    requirements.add(
+        "karpenter.k8s.aws/ec2nodeclass",
+        ValueSet::only([class_name.clone()]),
+    );
+    let zones = class.map(subnet_zones).unwrap_or_default();
+    if not_ready.is_none() {
+        not_ready = match class {
+            None => Some((
+                format!("its EC2NodeClass {class_name} does not exist"),
+                vec![codes::NODEPOOL_NODECLASSREF_INVALID],
+            )),
+            Some(c)
+                if c.status
+                    .condition("Ready")
+                    .is_some_and(|r| r.status != "True") =>
+            {
+                Some((
+                    format!(
+                        "its EC2NodeClass {class_name} is not Ready ({})",
+                        c.status
+                            .condition("Ready")
+                            .map(|r| r.describe())
+                            .unwrap_or_default()
+                    ),
+                    vec![codes::NODECLASS_NOT_READY],
+                ))
+            }
+            Some(_) if zones.is_empty() => Some((
+                format!("its EC2NodeClass {class_name} has no resolved subnets"),
+                vec![
+                    codes::NODECLASS_SUBNETS_UNRESOLVED,
+                    codes::NODECLASS_NOT_READY,
+                ],
+            )),
+            Some(_) => np
+                .status
+                .condition("Ready")
+                .filter(|r| r.status == "False")
+                .map(|r| (r.describe(), vec![codes::NODEPOOL_NOT_READY])),
+        };
+    }
+    let settings = class
+        .map(|c| NodeSettings::from_class(&c.spec, overhead_env, enis_env))
+        .unwrap_or_default();
+    let mut offered: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for o in offerings.iter().filter(|o| zones.contains(&o.zone)) {
+        offered
+            .entry(o.instance_type.as_str())
+            .or_default()
+            .insert(o.zone.clone());
+    }
+    let candidates: Vec<Candidate<'a>> = types
+        .iter()
+        .filter_map(|t| {
+            let zones = offered.get(t.instance_type.as_str())?.clone();
+            Some(Candidate {
+                it: t,
+                zones,
+                allocatable: allocatable(t, &settings),
+                capacity: capacity(t, &settings),
+            })
+        })
+        .collect();
+    let taints = template.spec.taints.clone();
+    let daemon_overhead = daemonsets
+        .iter()
+        .filter(|ds| daemon_lands(ds, &requirements, &taints))
+        .filter_map(|ds| ds.spec.as_ref()?.template.spec.as_ref())
+        .map(pods::requests)
+        .fold(Resources::new(), |mut acc, r| {
+            for (k, v) in r {
+                let total = acc.get(&k).and_then(|a| a.checked_add(v)).unwrap_or(v);
+                acc.insert(k, total);
+            }
+            acc
+        });
+    Pool {
+        name: np.name().to_string(),
+        weight: np.spec.weight.unwrap_or(0),
+        not_ready,
+        requirements,
+        taints,
+        headroom: headroom(np, claims),
+        types: candidates,
+        ami_arches: class.map(ami_arches).unwrap_or_default(),
+        daemon_overhead,
+    }
+}
+
+/// Whether a DaemonSet's pods would run on the pool's nodes: they tolerate its taints and
+/// some required term of theirs is compatible with its requirements.
+fn daemon_lands(
+    ds: &DaemonSet,
+    pool: &Requirements,
+    taints: &[k8s_openapi::api::core::v1::Taint],
+) -> bool {
+    let Some(spec) = ds.spec.as_ref().and_then(|s| s.template.spec.as_ref()) else {
+        return false;
+    };
+    let tolerations = spec.tolerations.clone().unwrap_or_default();
+    if untolerated(taints, &tolerations).is_some() {
+        return false;
+    }
+    pods::alternatives(spec).is_ok_and(|alts| alts.iter().any(|a| pool.compatible(a).is_ok()))
+}
+
+/// What is left under each of the pool's limits: usage from `status.resources` (Karpenter's
+/// own tally, with `nodes` from v1.11), else the pool's NodeClaims' capacity.
+fn headroom(np: &NodePool, claims: &[NodeClaim]) -> Resources {
+    let mine: Vec<&NodeClaim> = claims.iter().filter(|c| pool_of(c) == np.name()).collect();
+    let status = np.status.rest.get("resources");
+    let quantity = Quantity::from_json;
+    let mut out = Resources::new();
+    for (resource, limit) in &np.spec.limits {
+        let Some(limit) = quantity(limit) else {
+            continue;
+        };
+        let used = if resource == "nodes" {
+            Some(Quantity::units(mine.len() as i64))
+        } else {
+            status
+                .and_then(|s| s.get(resource))
+                .and_then(quantity)
+                .or_else(|| {
+                    mine.iter()
+                        .filter_map(|c| c.status.rest.get("capacity")?.get(resource))
+                        .filter_map(quantity)
+                        .try_fold(Quantity::ZERO, |a, q| a.checked_add(q))
+                })
+        };
+        if let Some(used) = used {
+            out.insert(resource.clone(), limit.saturating_sub(used));
+        }
+    }
+    out
+}
+
+/// The evidence every scheduling finding carries: the pods, since when, each NodePool's
+/// reason, and Karpenter's own message.
+pub fn finding(group: &Group, message: String) -> Finding {
+    let pools: serde_json::Map<String, serde_json::Value> = match &group.outcome {
+        Outcome::Unserved(pools) => pools
+            .iter()
+            .map(|(name, b)| (name.clone(), b.describe().into()))
+            .collect(),
+        Outcome::Ignored(_) => serde_json::Map::new(),
+    };
+    let shown: Vec<&String> = group.pods.iter().take(5).collect();
+    let mut f = Finding::new(group.owner.clone(), message)
+        .evidence("pods", group.pods.len())
+        .evidence("examples", serde_json::json!(shown))
+        .evidence("unschedulableSince", group.since.clone());
+    if !pools.is_empty() {
+        f = f.evidence("nodePools", serde_json::Value::Object(pools));
+    }
+    if let Some(said) = &group.karpenter_says {
+        f = f.evidence("karpenter", said.clone());
+    }
+    f
+}
