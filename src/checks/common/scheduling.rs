@@ -2,7 +2,7 @@
 //! grouped by workload, each with every NodePool's first reason. Each check reports the pods
 //! whose furthest-reaching NodePool stopped at its step, so a pod is reported once.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use std::sync::Arc;
 
@@ -134,6 +134,9 @@ pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
     let pools = pool_facts.pools();
 
     let mut out = Vec::new();
+    // Workloads often share their constraints (a chart's defaults, one team's selectors):
+    // each distinct set is judged against the NodePools once, whichever workload asks.
+    let mut judged: HashMap<String, Verdict> = HashMap::new();
     for (owner, members) in pods::by_owner(candidates.into_iter()) {
         // Pods of one workload usually share their constraints: judge each distinct set once.
         let mut by_needs: Vec<(Result<PodNeeds, String>, Vec<&Pod>)> = Vec::new();
@@ -147,10 +150,15 @@ pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
         for (needs, members) in by_needs {
             let outcome = match needs {
                 Err(why) => Outcome::Ignored(why),
-                Ok(needs) => match judge(&needs, &pools) {
-                    Verdict::Served { .. } => continue,
-                    Verdict::Unserved(blocked) => Outcome::Unserved(blocked),
-                },
+                Ok(needs) => {
+                    let verdict = judged
+                        .entry(format!("{needs:?}"))
+                        .or_insert_with(|| judge(&needs, &pools));
+                    match verdict {
+                        Verdict::Served { .. } => continue,
+                        Verdict::Unserved(blocked) => Outcome::Unserved(blocked.clone()),
+                    }
+                }
             };
             let names: Vec<String> = members.iter().map(|p| pod_name(p)).collect();
             let since = members
