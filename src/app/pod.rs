@@ -12,10 +12,9 @@ use k8s_openapi::api::core::v1::Pod;
 use crate::bundle::Bundle;
 use crate::check::CheckCx;
 use crate::checks::common::codes;
-use crate::checks::common::scheduling::{code_of, judge_pod};
+use crate::checks::common::scheduling::{code_of, judge_pod, karpenter_event, latest_nomination};
 use crate::cli::{Output, PodArgs};
 use crate::error::Error;
-use crate::events::Events;
 use crate::model::NodeClaim;
 use crate::report::chain::{self, ChainReport, Owner, PodChain, Step, StepState};
 use crate::report::{EXIT_FINDINGS, EXIT_OK, Report};
@@ -298,12 +297,7 @@ async fn chain_of(
         detail,
     });
     // Karpenter's own word on it, when it left one.
-    let name = pod.metadata.name.as_deref().unwrap_or("");
-    if let Some(e) = events.about("Pod", name).find(|e| {
-        e.reporter == "karpenter"
-            && e.reason == "FailedScheduling"
-            && Some(e.namespace.as_str()) == pod.metadata.namespace.as_deref()
-    }) {
+    if let Some(e) = karpenter_event(pod, &events, "FailedScheduling") {
         steps.push(Step {
             step: "karpenter says".into(),
             state,
@@ -334,19 +328,6 @@ fn nominated_step(at: &Option<String>, claim: &str) -> Step {
         at: at.clone(),
         detail: format!("Karpenter nominated it to NodeClaim {claim}"),
     }
-}
-
-/// Karpenter's latest `Nominated` event for the pod: when, and the NodeClaim it names.
-fn latest_nomination(pod: &Pod, events: &Events) -> Option<(Option<String>, String)> {
-    let name = pod.metadata.name.as_deref()?;
-    let event = events.about("Pod", name).find(|e| {
-        e.reason == "Nominated" && Some(e.namespace.as_str()) == pod.metadata.namespace.as_deref()
-    })?;
-    let claim = event
-        .message
-        .split_whitespace()
-        .find_map(|w| w.trim_end_matches(',').strip_prefix("nodeclaim/"))?;
-    Some((event.last_seen.map(|t| t.to_string()), claim.to_string()))
 }
 
 /// The NodeClaim's Launched, Registered and Initialized steps; the index of the one stuck long

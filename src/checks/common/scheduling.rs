@@ -167,14 +167,7 @@ pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
                 .min()
                 .unwrap_or_default();
             let karpenter_says = members.iter().find_map(|p| {
-                events
-                    .about("Pod", p.metadata.name.as_deref().unwrap_or(""))
-                    .find(|e| {
-                        e.reporter == "karpenter"
-                            && e.reason == "FailedScheduling"
-                            && Some(e.namespace.as_str()) == p.metadata.namespace.as_deref()
-                    })
-                    .map(|e| e.message.clone())
+                karpenter_event(p, &events, "FailedScheduling").map(|e| e.message.clone())
             });
             out.push(Group {
                 owner: owner.clone(),
@@ -323,24 +316,44 @@ fn pod_name(p: &Pod) -> String {
     )
 }
 
+/// Karpenter's latest event of `reason` about the pod (`Nominated`, `FailedScheduling`).
+/// kube-scheduler reports `FailedScheduling` too, so that reason must come from Karpenter;
+/// only Karpenter nominates pods to NodeClaims.
+pub fn karpenter_event<'e>(
+    pod: &'e Pod,
+    events: &'e crate::events::Events,
+    reason: &str,
+) -> Option<&'e crate::events::Event> {
+    let name = pod.metadata.name.as_deref().unwrap_or("");
+    events.about("Pod", name).find(|e| {
+        e.reason == reason
+            && (reason != "FailedScheduling" || e.reporter == "karpenter")
+            && Some(e.namespace.as_str()) == pod.metadata.namespace.as_deref()
+    })
+}
+
+/// Karpenter's latest nomination of the pod: when, and the NodeClaim it names
+/// (`Pod should schedule on: nodeclaim/<name>[, node/<node>]`).
+pub fn latest_nomination(
+    pod: &Pod,
+    events: &crate::events::Events,
+) -> Option<(Option<String>, String)> {
+    let event = karpenter_event(pod, events, "Nominated")?;
+    let claim = event
+        .message
+        .split_whitespace()
+        .find_map(|w| w.trim_end_matches(',').strip_prefix("nodeclaim/"))?;
+    Some((event.last_seen.map(|t| t.to_string()), claim.to_string()))
+}
+
 /// Whether Karpenter's latest `Nominated` event for the pod names a NodeClaim that exists,
 /// is not being deleted and has not initialized yet.
 fn nominated_in_flight(pod: &Pod, events: &crate::events::Events, claims: &[NodeClaim]) -> bool {
-    let name = pod.metadata.name.as_deref().unwrap_or("");
-    let Some(event) = events.about("Pod", name).find(|e| {
-        e.reason == "Nominated" && Some(e.namespace.as_str()) == pod.metadata.namespace.as_deref()
-    }) else {
-        return false;
-    };
-    let Some(claim) = event
-        .message
-        .split_whitespace()
-        .find_map(|w| w.trim_end_matches(',').strip_prefix("nodeclaim/"))
-    else {
+    let Some((_, claim)) = latest_nomination(pod, events) else {
         return false;
     };
     claims.iter().any(|c| {
-        c.metadata.name.as_deref() == Some(claim)
+        c.metadata.name.as_deref() == Some(claim.as_str())
             && c.metadata.deletion_timestamp.is_none()
             && c.status
                 .condition("Initialized")
