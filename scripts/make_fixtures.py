@@ -472,9 +472,25 @@ def derive_pending(b):
         if e["fact"]=="pendingPods" and "value" in e:
             seen={(p["metadata"].get("namespace"),p["metadata"]["name"]) for p in e["value"]}
             e["value"]=[slim_pod(p) for p in e["value"]+[p for p in pending if (p["metadata"].get("namespace"),p["metadata"]["name"]) not in seen]]
+def slim_node(n):
+    out={"apiVersion":"v1","kind":"Node","metadata":{k:v for k,v in n["metadata"].items() if k in ("name","uid","labels","creationTimestamp")}}
+    spec={k:v for k,v in n.get("spec",{}).items() if k in ("taints","unschedulable")}
+    out["spec"]=spec
+    return out
+def derive_nodes(b):
+    """The nodes a live run lists for a topology spread: every Node the bundle holds that has
+    the selected label, slimmed as karpdoctor slims them, with the scenario's own."""
+    known=[e["value"] for e in b["facts"] if isinstance(e["fact"],dict) and "node" in e["fact"] and e.get("value")]
+    for e in b["facts"]:
+        if isinstance(e["fact"],dict) and "nodes" in e["fact"] and "value" in e:
+            key=e["fact"]["nodes"]["labelSelector"]
+            have={n["metadata"]["name"] for n in e["value"]}
+            extra=[n for n in known if n["metadata"]["name"] not in have and key in n["metadata"].get("labels",{})]
+            e["value"]=sorted([slim_node(n) for n in e["value"]+extra], key=lambda n:n["metadata"]["name"])
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
     derive_pending(b)
+    derive_nodes(b)
     if "emulator" not in b: b["emulator"]=default_emulator(b)
     derive_ssm(b)
     ids=stuck_instances(b)

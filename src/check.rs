@@ -15,15 +15,32 @@ pub use crate::finding::{Category, Finding, Remediation, Severity, doc_url};
 pub struct CheckCx {
     ctx: Arc<Context>,
     info: &'static CheckInfo,
+    notes: std::sync::Mutex<Vec<String>>,
 }
 
 impl CheckCx {
     pub fn new(ctx: Arc<Context>, info: &'static CheckInfo) -> Self {
-        CheckCx { ctx, info }
+        CheckCx {
+            ctx,
+            info,
+            notes: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     pub fn info(&self) -> &'static CheckInfo {
         self.info
+    }
+
+    /// Records what the check left out or assumed, whatever its verdict (shown with `-v`,
+    /// carried in JSON as `notes`): a pass that skipped half of what it looked at says so.
+    pub fn note(&self, text: impl Into<String>) {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        notes.push(text.into());
+    }
+
+    /// The notes recorded so far, taken out.
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

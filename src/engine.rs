@@ -41,6 +41,8 @@ pub struct Outcome {
     /// The permission karpdoctor lacks, when that is why the check is unknown.
     pub missing_permission: Option<String>,
     pub findings: Vec<Finding>,
+    /// What the check left out or assumed (`-v`).
+    pub notes: Vec<String>,
     pub duration: Duration,
 }
 
@@ -87,24 +89,29 @@ pub async fn run(
                     )),
                     missing_permission: Some(permission),
                     findings: Vec::new(),
+                    notes: Vec::new(),
                     duration: started.elapsed(),
                 };
             }
             let handle = tokio::spawn(async move {
                 let cx = CheckCx::new(ctx, info);
-                crate::context::chained(
+                let result = crate::context::chained(
                     crate::context::CURRENT_CHECK
                         .scope(info.code, tokio::time::timeout(budget, (info.run)(&cx))),
                 )
-                .await
+                .await;
+                (result, cx.take_notes())
             });
             // Abort on drop so a timed-out check cannot keep fetching after the run is over.
             let abort = handle.abort_handle();
             let joined = handle.await;
             abort.abort();
             let outcome = match joined {
-                Ok(Ok(result)) => judge(info, result, started.elapsed()),
-                Ok(Err(_elapsed)) => unknown(
+                Ok((Ok(result), notes)) => Outcome {
+                    notes,
+                    ..judge(info, result, started.elapsed())
+                },
+                Ok((Err(_elapsed), _)) => unknown(
                     info,
                     if deadline_is_binding {
                         "the run deadline (--timeout) was reached before this check finished".to_string()
@@ -180,6 +187,7 @@ pub fn judge(
             reason: None,
             missing_permission: None,
             findings,
+            notes: Vec::new(),
             duration,
         },
         Ok(findings) => {
@@ -196,6 +204,7 @@ pub fn judge(
                 reason: None,
                 missing_permission: None,
                 findings,
+                notes: Vec::new(),
                 duration,
             }
         }
@@ -206,6 +215,7 @@ pub fn judge(
             reason: Some(format!("not applicable: {what} is not installed")),
             missing_permission: None,
             findings: Vec::new(),
+            notes: Vec::new(),
             duration,
         },
         Err(e) => {
@@ -220,6 +230,7 @@ pub fn judge(
                 reason: Some(reason),
                 missing_permission: permission,
                 findings: Vec::new(),
+                notes: Vec::new(),
                 duration,
             }
         }
@@ -233,6 +244,7 @@ fn unknown(info: &'static CheckInfo, reason: String, duration: Duration) -> Outc
         reason: Some(reason),
         missing_permission: None,
         findings: Vec::new(),
+        notes: Vec::new(),
         duration,
     }
 }

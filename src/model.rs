@@ -305,6 +305,19 @@ pub struct Requirement {
     pub min_values: Option<i64>,
 }
 
+#[cfg(test)]
+impl Requirement {
+    /// A requirement without `minValues`, for tests.
+    pub fn of(key: &str, operator: &str, values: &[&str]) -> Self {
+        Requirement {
+            key: key.into(),
+            operator: operator.into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+            min_values: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaimTemplateSpec {

@@ -238,30 +238,6 @@ fn min_values_short(
 mod tests {
     use super::*;
 
-    fn it(name: &str, arch: &str, vcpus: i64) -> InstanceType {
-        InstanceType {
-            instance_type: name.to_string(),
-            architectures: vec![arch.to_string()],
-            vcpus,
-            memory_mib: vcpus * 4096,
-            gpus: 0,
-            usage_classes: vec!["on-demand".into(), "spot".into()],
-            hypervisor: "nitro".into(),
-            bare_metal: false,
-            max_enis: Some(3),
-            ipv4_per_eni: Some(10),
-        }
-    }
-
-    fn req(key: &str, op: &str, values: &[&str]) -> Requirement {
-        Requirement {
-            key: key.into(),
-            operator: op.into(),
-            values: values.iter().map(|v| v.to_string()).collect(),
-            min_values: None,
-        }
-    }
-
     fn offered(types: &[InstanceType], zones: &[&str]) -> Vec<InstanceTypeOffering> {
         types
             .iter()
@@ -277,9 +253,9 @@ mod tests {
     #[test]
     fn arm64_with_t3_names_the_family_requirement() {
         let types = [
-            it("t3.large", "x86_64", 2),
-            it("t4g.large", "arm64", 2),
-            it("m5.large", "x86_64", 2),
+            InstanceType::nitro("t3.large", "x86_64", 2),
+            InstanceType::nitro("t4g.large", "arm64", 2),
+            InstanceType::nitro("m5.large", "x86_64", 2),
         ];
         let zones: BTreeSet<String> = ["us-west-2a".to_string()].into();
         let n = narrow(
@@ -287,8 +263,8 @@ mod tests {
             &offered(&types, &["us-west-2a"]),
             &zones,
             &[
-                req("kubernetes.io/arch", "In", &["arm64"]),
-                req("karpenter.k8s.aws/instance-family", "In", &["t3"]),
+                Requirement::of("kubernetes.io/arch", "In", &["arm64"]),
+                Requirement::of("karpenter.k8s.aws/instance-family", "In", &["t3"]),
             ],
             &BTreeSet::new(),
         );
@@ -303,15 +279,15 @@ mod tests {
     #[test]
     fn min_values_counts_distinct_allowed_values_of_the_survivors() {
         let types = [
-            it("m5.large", "x86_64", 2),
-            it("m5.xlarge", "x86_64", 4),
-            it("c5.large", "x86_64", 2),
-            it("r5.large", "x86_64", 2),
+            InstanceType::nitro("m5.large", "x86_64", 2),
+            InstanceType::nitro("m5.xlarge", "x86_64", 4),
+            InstanceType::nitro("c5.large", "x86_64", 2),
+            InstanceType::nitro("r5.large", "x86_64", 2),
         ];
         let zones: BTreeSet<String> = ["us-west-2a".to_string(), "us-west-2b".to_string()].into();
         let with_min = |key: &str, op: &str, values: &[&str], n: i64| Requirement {
             min_values: Some(n),
-            ..req(key, op, values)
+            ..Requirement::of(key, op, values)
         };
         let run = |reqs: &[Requirement]| {
             narrow(
@@ -355,7 +331,7 @@ mod tests {
     #[test]
     fn labels_derived_from_the_name() {
         let z = BTreeSet::new();
-        let t = it("c6gn.2xlarge", "arm64", 8);
+        let t = InstanceType::nitro("c6gn.2xlarge", "arm64", 8);
         assert_eq!(
             label_values(&t, &z, "karpenter.k8s.aws/instance-category"),
             Some(vec!["c".into()])
@@ -374,19 +350,28 @@ mod tests {
     #[test]
     fn operators() {
         let have = vec!["6".to_string()];
-        assert!(meets(&have, &req("k", "Gt", &["5"])));
-        assert!(!meets(&have, &req("k", "Gt", &["6"])));
-        assert!(meets(&have, &req("k", "Lt", &["7"])));
-        assert!(!meets(&have, &req("k", "Gt", &["not-a-number"])));
-        assert!(meets(&have, &req("k", "NotIn", &["5"])));
-        assert!(!meets(&have, &req("k", "DoesNotExist", &[])));
-        assert!(meets(&[], &req("k", "DoesNotExist", &[])));
-        assert!(meets(&["a".into(), "b".into()], &req("zone", "In", &["b"])));
+        assert!(meets(&have, &Requirement::of("k", "Gt", &["5"])));
+        assert!(!meets(&have, &Requirement::of("k", "Gt", &["6"])));
+        assert!(meets(&have, &Requirement::of("k", "Lt", &["7"])));
+        assert!(!meets(
+            &have,
+            &Requirement::of("k", "Gt", &["not-a-number"])
+        ));
+        assert!(meets(&have, &Requirement::of("k", "NotIn", &["5"])));
+        assert!(!meets(&have, &Requirement::of("k", "DoesNotExist", &[])));
+        assert!(meets(&[], &Requirement::of("k", "DoesNotExist", &[])));
+        assert!(meets(
+            &["a".into(), "b".into()],
+            &Requirement::of("zone", "In", &["b"])
+        ));
     }
 
     #[test]
     fn zones_without_offerings_and_ami_arches_filter() {
-        let types = [it("m5.large", "x86_64", 2), it("m6g.large", "arm64", 2)];
+        let types = [
+            InstanceType::nitro("m5.large", "x86_64", 2),
+            InstanceType::nitro("m6g.large", "arm64", 2),
+        ];
         let zones: BTreeSet<String> = ["us-west-2a".to_string()].into();
         let n = narrow(
             &types,

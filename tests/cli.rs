@@ -513,3 +513,25 @@ fn a_bad_now_is_one_line_exit_2() {
     let o = karpdoctor(&["--replay", &fixture("healthy"), "--now", "yesterday"]);
     assert_one_line_failure(&o, "RFC 3339");
 }
+
+#[test]
+fn verbose_lists_the_pending_pods_the_scheduling_checks_leave_out() {
+    let bundle = fixture("healthy-pending-pods-servable");
+    let quiet = karpdoctor(&["--replay", &bundle, "--only", "KD8001"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    assert!(!stdout(&quiet).contains("left out"), "notes only with -v");
+    let verbose = karpdoctor(&["--replay", &bundle, "--only", "KD8001", "-v"]);
+    let text = stdout(&verbose);
+    for line in [
+        "· left out 1 pod (monitoring/node-exporter-abcde): a DaemonSet or static pod",
+        "· left out 1 pod (shop/web-5d8f7c9b6d-fresh): Unschedulable for 2 minutes or less",
+        "· judged 2 pending pods against 2 NodePools: 2 can be served",
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    // JSON carries the notes whatever the verbosity.
+    let json = karpdoctor(&["--replay", &bundle, "--only", "KD8001", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let notes = report["checks"][0]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+}

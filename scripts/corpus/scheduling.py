@@ -109,3 +109,57 @@ _sc_ok = [_sc_pod("etl-7f8e9d0c1b-a1s2d", ns="data", owner=("ReplicaSet", "etl-7
 _sc_write("healthy-pending-pods-servable",
     "Pending pods Karpenter can serve or does not provision for: one selects a label the data NodePool sets as a template label and tolerates its taint; one tolerates everything and has two node-affinity terms, the second of which fits; one has been Unschedulable for 30 seconds; one belongs to a DaemonSet.",
     _sc_ok, [], nps=[_sc_team, nodepool()])
+
+# Topology spread on zones (KD8003). Karpenter counts every zone a NodePool's requirement names,
+# subnet or not, and the zone of every node the pod could run on; the emptiest zone sets the pace.
+def _sc_running(name, node, ns="shop", labels=None):
+    """A bound pod as the spread's list returns it (slimmed as karpdoctor slims it)."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "uid": "9b1e%s" % hashlib.sha256(name.encode()).hexdigest()[:28],
+            "labels": labels or {"app": "web", "pod-template-hash": "5d8f7c9b6d"}, "creationTimestamp": "2026-11-23T08:00:00Z"},
+            "spec": {"nodeName": node}, "status": {"phase": "Running"}}
+
+def _sc_node(name, zone, labels=None):
+    l = {"kubernetes.io/hostname": name, "kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": zone}
+    l.update(labels or {"karpenter.sh/nodepool": "default", "karpenter.k8s.aws/ec2nodeclass": "default"})
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": l}, "spec": {}}
+
+_SC_SPREAD = {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+              "labelSelector": {"matchLabels": {"app": "web"}}}
+
+def _sc_spread_pod(name, **kw):
+    p = _sc_pod(name, **kw)
+    p["spec"]["topologySpreadConstraints"] = [_SC_SPREAD]
+    p["status"]["conditions"][0]["message"] = "0/5 nodes are available: 2 node(s) didn't match pod topology spread constraints, 3 node(s) didn't match pod topology spread constraints (missing required label)."
+    return p
+
+_SC_N_A, _SC_N_B = "ip-192-168-70-21.us-west-2.compute.internal", "ip-192-168-101-7.us-west-2.compute.internal"
+
+# aws/karpenter-provider-aws#3239: the NodePool requires zones a, b and c, the EC2NodeClass has
+# subnets only in a and b. One replica runs in each of a and b; the third may go only to the
+# empty zone c (maxSkew 1), where Karpenter has no subnet, so it waits.
+_sc_three = nodepool()
+_sc_three["spec"]["template"]["spec"]["requirements"].append(
+    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a", "us-west-2b", "us-west-2c"]})
+_sc_spread_pending = [_sc_spread_pod("web-5d8f7c9b6d-x7y8z")]
+_sc_write("pending-spread-zone-without-subnet",
+    "Deployment shop/web spreads over zones with maxSkew 1 (DoNotSchedule). The default NodePool requires us-west-2a, us-west-2b and us-west-2c, but the EC2NodeClass's subnets are only in the first two; with one replica in each, the third may go only to us-west-2c, which Karpenter counts as an empty zone and cannot launch in (aws/karpenter-provider-aws#3239).",
+    _sc_spread_pending, ["KD8003"], nps=[_sc_three],
+    events=[_sc_event(_sc_spread_pending[0], "FailedScheduling", "Failed to schedule pod, incompatible with nodepool \"default\", daemonset overhead={\"cpu\":\"125m\",\"pods\":\"2\"}, no instance type met the scheduling requirements or had a required offering, requirements=karpenter.k8s.aws/instance-category In [c m r], karpenter.sh/capacity-type In [on-demand], karpenter.sh/nodepool In [default], kubernetes.io/arch In [amd64], topology.kubernetes.io/zone In [us-west-2c]")],
+    extra=[fact({"scheduledPods": {"namespace": "shop", "labelSelector": "app=web"}},
+                [_sc_running("web-5d8f7c9b6d-a1a1a", _SC_N_A), _sc_running("web-5d8f7c9b6d-b2b2b", _SC_N_B)]),
+           fact({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}},
+                [_sc_node(_SC_N_A, "us-west-2a"), _sc_node(_SC_N_B, "us-west-2b")])])
+
+# Healthy: the same spread where Karpenter can follow it. Zones a and b hold one replica each;
+# a managed node group's node sits in us-west-2c, where Karpenter has no subnet. Counted, that
+# empty zone would be the only one allowed; but the pods select karpenter.sh/nodepool=default,
+# so the node does not count (nodeAffinityPolicy Honor) and a and b are both allowed.
+_sc_spread_ok = [_sc_spread_pod("web-5d8f7c9b6d-k9l8m", node_selector={"karpenter.sh/nodepool": "default"})]
+_sc_write("healthy-pending-spread-servable",
+    "A replica of Deployment shop/web spreads over zones with maxSkew 1 and selects karpenter.sh/nodepool=default: one replica runs in each of us-west-2a and us-west-2b, so the next may go to either. A managed node group's node in us-west-2c, where Karpenter has no subnet, does not count because the pod could not run on it; counted, its empty zone would be the only one allowed.",
+    _sc_spread_ok, [],
+    extra=[fact({"scheduledPods": {"namespace": "shop", "labelSelector": "app=web"}},
+                [_sc_running("web-5d8f7c9b6d-a1a1a", _SC_N_A), _sc_running("web-5d8f7c9b6d-b2b2b", _SC_N_B)]),
+           fact({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}},
+                [_sc_node(_SC_N_A, "us-west-2a"), _sc_node(_SC_N_B, "us-west-2b"),
+                 _sc_node("ip-10-0-140-3.us-west-2.compute.internal", "us-west-2c", {"eks.amazonaws.com/nodegroup": "system"})])])

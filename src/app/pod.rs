@@ -160,6 +160,16 @@ async fn chain_of(
         1 => "1 toleration".to_string(),
         n => format!("{n} tolerations"),
     });
+    for c in crate::scheduling::spread::zone_constraints(pod) {
+        wants.push(format!(
+            "zone spread maxSkew {} over {}",
+            c.max_skew,
+            match c.selector() {
+                s if s.is_empty() => "every pod of the namespace".to_string(),
+                s => s,
+            }
+        ));
+    }
     steps.push(Step {
         step: "created".into(),
         state: StepState::Done,

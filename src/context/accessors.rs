@@ -60,6 +60,26 @@ impl Facts {
         self.get(FactKey::pending_pods()).await
     }
 
+    /// Bound, unfinished pods of `namespace` that `label_selector` selects.
+    pub async fn scheduled_pods(
+        &self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Arc<Vec<Pod>>, FactError> {
+        self.get(FactKey::scheduled_pods(
+            namespace.to_string(),
+            label_selector.to_string(),
+        ))
+        .await
+    }
+
+    pub async fn nodes(
+        &self,
+        label_selector: &str,
+    ) -> Result<Arc<Vec<k8s_openapi::api::core::v1::Node>>, FactError> {
+        self.get(FactKey::nodes(label_selector.to_string())).await
+    }
+
     pub async fn daemonsets(&self) -> Result<Arc<Vec<DaemonSet>>, FactError> {
         self.get(FactKey::daemonsets()).await
     }

@@ -155,6 +155,22 @@ facts! {
         shape Objects;
         display |f| write!(f, "pending pods");
 
+    /// Pods of one namespace that a topology spread selects (label selector, server-side) and
+    /// that are bound and not finished (`fieldSelector=spec.nodeName!=,status.phase!=Succeeded,
+    /// status.phase!=Failed`), cut down to their name, labels and node: the spread's counts.
+    ScheduledPods { namespace: String, label_selector: String }
+        => fn scheduled_pods -> Vec<Pod>;
+        ops [kube("list", "", "pods")];
+        shape Objects;
+        display |f| write!(f, "bound pods in {namespace} ({label_selector})");
+
+    /// Nodes matching a label selector (server-side), cut down to their names, labels and
+    /// taints: the zones a topology spread counts.
+    Nodes { label_selector: String } => fn nodes -> Vec<Node>;
+        ops [kube("list", "", "nodes")];
+        shape Objects;
+        display |f| write!(f, "Nodes ({label_selector})");
+
     /// DaemonSets, cluster-wide, cut down to their pod template's scheduling fields: the
     /// overhead each node carries.
     DaemonSets => fn daemonsets -> Vec<DaemonSet>;

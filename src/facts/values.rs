@@ -305,6 +305,26 @@ pub struct InstanceType {
     pub ipv4_per_eni: Option<i64>,
 }
 
+#[cfg(test)]
+impl InstanceType {
+    /// A Nitro type with 4 GiB per vCPU, offered on demand and spot, 3 ENIs of 10 addresses,
+    /// for tests.
+    pub fn nitro(name: &str, arch: &str, vcpus: i64) -> Self {
+        InstanceType {
+            instance_type: name.into(),
+            architectures: vec![arch.into()],
+            vcpus,
+            memory_mib: vcpus * 4096,
+            gpus: 0,
+            usage_classes: vec!["on-demand".into(), "spot".into()],
+            hypervisor: "nitro".into(),
+            bare_metal: false,
+            max_enis: Some(3),
+            ipv4_per_eni: Some(10),
+        }
+    }
+}
+
 /// One instance type offered in one availability zone.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -76,6 +76,9 @@ pub struct CheckReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing_permission: Option<String>,
     pub findings: Vec<Finding>,
+    /// What the check left out or assumed, whatever its status (shown with `-v`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub doc_url: String,
 }
 
@@ -169,6 +172,7 @@ impl Report {
                 reason: o.reason.clone(),
                 missing_permission: o.missing_permission.clone(),
                 findings: o.findings.clone(),
+                notes: o.notes.clone(),
                 doc_url: doc_url(o.info.code),
             })
             .collect();

@@ -311,6 +311,11 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
         }
         Status::Pass => {}
     }
+    if opts.verbose {
+        for note in &check.notes {
+            let _ = writeln!(out, "      {}", paint.dim(&format!("· {}", one_line(note))));
+        }
+    }
 }
 
 /// The opening line when something is wrong: how many problems, and the root causes to fix

@@ -5,6 +5,7 @@
 pub mod allocatable;
 pub mod pods;
 pub mod sets;
+pub mod spread;
 
 use std::collections::BTreeSet;
 
@@ -26,6 +27,8 @@ pub struct PodNeeds {
     pub requests: Resources,
     /// Zones its volumes allow (`None`: its volumes do not constrain the zone).
     pub volume_zones: Option<BTreeSet<String>>,
+    /// Where each of its `DoNotSchedule` zone spreads lets it go now.
+    pub spread: Vec<spread::ZoneSpread>,
 }
 
 /// One instance type as a NodePool would launch it.
@@ -81,6 +84,8 @@ pub enum Blocked {
     Zones {
         wanted: Vec<String>,
         offered: Vec<String>,
+        /// The topology spreads that narrowed `wanted`.
+        spread: Vec<spread::ZoneSpread>,
     },
     TooLarge {
         needs: String,
@@ -112,11 +117,23 @@ impl Blocked {
             Blocked::NoInstanceType { reason } => {
                 format!("no instance type met the scheduling requirements ({reason})")
             }
-            Blocked::Zones { wanted, offered } => format!(
-                "the pod may run only in {}, and the pool's instance types are offered only in {} (its EC2NodeClass's subnets)",
-                show_zones(wanted),
-                show_zones(offered)
-            ),
+            Blocked::Zones {
+                wanted,
+                offered,
+                spread,
+            } => {
+                let because = if spread.is_empty() {
+                    String::new()
+                } else {
+                    let each: Vec<String> = spread.iter().map(|s| s.describe()).collect();
+                    format!(" ({})", each.join("; "))
+                };
+                format!(
+                    "the pod may run only in {}{because}, and the pool's instance types are offered only in {} (its EC2NodeClass's subnets)",
+                    show_zones(wanted),
+                    show_zones(offered)
+                )
+            }
             Blocked::TooLarge { needs, largest } => format!(
                 "no instance type has enough resources: with the DaemonSets the pod needs {needs}; the largest allowed type offers {largest}"
             ),
@@ -332,7 +349,9 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
     }
     let zone_set = both.get("topology.kubernetes.io/zone");
     let zone_ok = |z: &String| {
-        zone_set.is_none_or(|s| s.has(z)) && pod.volume_zones.as_ref().is_none_or(|v| v.contains(z))
+        zone_set.is_none_or(|s| s.has(z))
+            && pod.volume_zones.as_ref().is_none_or(|v| v.contains(z))
+            && pod.spread.iter().all(|s| s.allowed.contains(z))
     };
     let zoned: Vec<&Candidate<'_>> = matching
         .iter()
@@ -341,7 +360,15 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
         .collect();
     if zoned.is_empty() {
         let offered: BTreeSet<String> = matching.iter().flat_map(|c| c.zones.clone()).collect();
-        let mut wanted: Vec<String> = match (zone_set, &pod.volume_zones) {
+        // The zones the volumes and spreads leave, when either pins them.
+        let mut pinned = pod.volume_zones.clone();
+        for s in &pod.spread {
+            pinned = Some(match pinned {
+                None => s.allowed.clone(),
+                Some(p) => p.intersection(&s.allowed).cloned().collect(),
+            });
+        }
+        let mut wanted: Vec<String> = match (zone_set, &pinned) {
             (_, Some(v)) => v
                 .iter()
                 .filter(|z| zone_set.is_none_or(|s| s.has(z)))
@@ -355,9 +382,17 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
             (None, None) => Vec::new(),
         };
         wanted.sort();
+        // Only the spreads that exclude some offered zone explain the verdict.
+        let spread = pod
+            .spread
+            .iter()
+            .filter(|s| offered.iter().any(|z| !s.allowed.contains(z)))
+            .cloned()
+            .collect();
         return Err(Blocked::Zones {
             wanted,
             offered: offered.into_iter().collect(),
+            spread,
         });
     }
     if zoned
@@ -449,30 +484,6 @@ mod tests {
     use crate::quantity::Quantity;
     use allocatable::{NodeSettings, allocatable, capacity};
 
-    fn it(name: &str, vcpus: i64) -> InstanceType {
-        InstanceType {
-            instance_type: name.into(),
-            architectures: vec!["x86_64".into()],
-            vcpus,
-            memory_mib: vcpus * 4096,
-            gpus: 0,
-            usage_classes: vec!["on-demand".into(), "spot".into()],
-            hypervisor: "nitro".into(),
-            bare_metal: false,
-            max_enis: Some(3),
-            ipv4_per_eni: Some(10),
-        }
-    }
-
-    fn req(key: &str, op: &str, values: &[&str]) -> Requirement {
-        Requirement {
-            key: key.into(),
-            operator: op.into(),
-            values: values.iter().map(|v| v.to_string()).collect(),
-            min_values: None,
-        }
-    }
-
     fn pool<'a>(types: &'a [InstanceType], reqs: &[Requirement]) -> Pool<'a> {
         let s = NodeSettings::default();
         Pool {
@@ -506,12 +517,13 @@ mod tests {
             ]
             .into(),
             volume_zones: None,
+            spread: Vec::new(),
         }
     }
 
     #[test]
     fn a_fitting_pod_is_served_and_a_large_one_is_too_large() {
-        let types = [it("m5.large", 2)];
+        let types = [InstanceType::nitro("m5.large", "x86_64", 2)];
         let p = pool(&types, &[]);
         assert!(
             judge_pool(&pod(&[], "1930m"), &p).is_ok(),
@@ -523,7 +535,7 @@ mod tests {
 
     #[test]
     fn taints_block_unless_tolerated() {
-        let types = [it("m5.large", 2)];
+        let types = [InstanceType::nitro("m5.large", "x86_64", 2)];
         let mut p = pool(&types, &[]);
         p.taints = vec![Taint {
             key: "spark".into(),
@@ -550,10 +562,14 @@ mod tests {
 
     #[test]
     fn zones_and_limits() {
-        let types = [it("m5.large", 2)];
+        let types = [InstanceType::nitro("m5.large", "x86_64", 2)];
         let p = pool(&types, &[]);
         let zoned = pod(
-            &[req("topology.kubernetes.io/zone", "In", &["us-west-2c"])],
+            &[Requirement::of(
+                "topology.kubernetes.io/zone",
+                "In",
+                &["us-west-2c"],
+            )],
             "1",
         );
         assert!(matches!(judge_pool(&zoned, &p), Err(Blocked::Zones { .. })));
@@ -563,7 +579,10 @@ mod tests {
             judge_pool(&pod(&[], "1"), &limited),
             Err(Blocked::Limits { .. })
         ));
-        let arm = pod(&[req("kubernetes.io/arch", "In", &["arm64"])], "1");
+        let arm = pod(
+            &[Requirement::of("kubernetes.io/arch", "In", &["arm64"])],
+            "1",
+        );
         assert!(matches!(
             judge_pool(&arm, &limited),
             Err(Blocked::NoInstanceType { .. })
@@ -571,8 +590,37 @@ mod tests {
     }
 
     #[test]
+    fn a_spread_narrows_the_zones_and_is_named() {
+        let types = [InstanceType::nitro("m5.large", "x86_64", 2)];
+        let p = pool(&types, &[]);
+        let mut needs = pod(&[], "1");
+        needs.spread = vec![spread::ZoneSpread {
+            max_skew: 1,
+            selector: "app=web".into(),
+            counts: [
+                ("us-west-2a".into(), 1),
+                ("us-west-2b".into(), 1),
+                ("us-west-2c".into(), 0),
+            ]
+            .into(),
+            allowed: ["us-west-2c".to_string()].into(),
+            origins: Default::default(),
+        }];
+        let Err(Blocked::Zones { wanted, spread, .. }) = judge_pool(&needs, &p) else {
+            panic!("the spread allows only a zone the pool cannot reach");
+        };
+        assert_eq!(wanted, vec!["us-west-2c".to_string()]);
+        assert_eq!(spread.len(), 1);
+        needs.spread[0].allowed.insert("us-west-2b".into());
+        assert!(
+            judge_pool(&needs, &p).is_ok(),
+            "one reachable zone is enough"
+        );
+    }
+
+    #[test]
     fn the_furthest_pool_decides() {
-        let types = [it("m5.large", 2)];
+        let types = [InstanceType::nitro("m5.large", "x86_64", 2)];
         let mut tainted = pool(&types, &[]);
         tainted.name = "gpu".into();
         tainted.taints = vec![Taint {

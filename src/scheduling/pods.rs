@@ -407,6 +407,8 @@ pub fn needs(pod: &Pod, v: Volumes<'_>) -> Result<PodNeeds, String> {
         tolerations: spec.tolerations.clone().unwrap_or_default(),
         requests: requests(spec),
         volume_zones,
+        // Filled by the caller, which holds the counts.
+        spread: Vec::new(),
     })
 }
 

@@ -304,17 +304,8 @@ fn typo_hint(key: &str, pool: &Requirements) -> String {
 mod tests {
     use super::*;
 
-    fn req(key: &str, op: &str, values: &[&str]) -> Requirement {
-        Requirement {
-            key: key.into(),
-            operator: op.into(),
-            values: values.iter().map(|v| v.to_string()).collect(),
-            min_values: None,
-        }
-    }
-
     fn set(op: &str, values: &[&str]) -> ValueSet {
-        ValueSet::from_requirement(&req("k", op, values)).unwrap()
+        ValueSet::from_requirement(&Requirement::of("k", op, values)).unwrap()
     }
 
     #[test]
@@ -327,9 +318,9 @@ mod tests {
             !set("Gt", &["4"]).has("large"),
             "a non-number is outside bounds"
         );
-        assert!(ValueSet::from_requirement(&req("k", "In", &[])).is_none());
-        assert!(ValueSet::from_requirement(&req("k", "Gt", &["a"])).is_none());
-        assert!(ValueSet::from_requirement(&req("k", "Gt", &["1", "2"])).is_none());
+        assert!(ValueSet::from_requirement(&Requirement::of("k", "In", &[])).is_none());
+        assert!(ValueSet::from_requirement(&Requirement::of("k", "Gt", &["a"])).is_none());
+        assert!(ValueSet::from_requirement(&Requirement::of("k", "Gt", &["1", "2"])).is_none());
     }
 
     #[test]
@@ -347,23 +338,27 @@ mod tests {
 
     #[test]
     fn custom_keys_must_be_defined_by_the_pool() {
-        let pool = Requirements::from_list(&[req("team", "In", &["a"])]).unwrap();
-        let pod = Requirements::from_list(&[req("workload", "In", &["batch"])]).unwrap();
+        let pool = Requirements::from_list(&[Requirement::of("team", "In", &["a"])]).unwrap();
+        let pod =
+            Requirements::from_list(&[Requirement::of("workload", "In", &["batch"])]).unwrap();
         assert_eq!(
             pool.compatible(&pod).unwrap_err(),
             "label \"workload\" does not have known values"
         );
-        let excluded = Requirements::from_list(&[req("workload", "NotIn", &["x"])]).unwrap();
+        let excluded =
+            Requirements::from_list(&[Requirement::of("workload", "NotIn", &["x"])]).unwrap();
         assert!(pool.compatible(&excluded).is_ok());
-        let zone = Requirements::from_list(&[req(
+        let zone = Requirements::from_list(&[Requirement::of(
             "failure-domain.beta.kubernetes.io/zone",
             "In",
             &["us-west-2a"],
         )])
         .unwrap();
         assert!(pool.compatible(&zone).is_ok(), "a well-known key passes");
-        let typo = Requirements::from_list(&[req("nodegroup", "In", &["a"])]).unwrap();
-        let pool = Requirements::from_list(&[req("example.com/nodegroup", "In", &["a"])]).unwrap();
+        let typo = Requirements::from_list(&[Requirement::of("nodegroup", "In", &["a"])]).unwrap();
+        let pool =
+            Requirements::from_list(&[Requirement::of("example.com/nodegroup", "In", &["a"])])
+                .unwrap();
         assert!(
             pool.compatible(&typo)
                 .unwrap_err()
@@ -373,14 +368,18 @@ mod tests {
 
     #[test]
     fn shared_keys_need_a_common_value() {
-        let pool = Requirements::from_list(&[req("kubernetes.io/arch", "In", &["amd64"])]).unwrap();
-        let pod = Requirements::from_list(&[req("kubernetes.io/arch", "In", &["arm64"])]).unwrap();
+        let pool =
+            Requirements::from_list(&[Requirement::of("kubernetes.io/arch", "In", &["amd64"])])
+                .unwrap();
+        let pod =
+            Requirements::from_list(&[Requirement::of("kubernetes.io/arch", "In", &["arm64"])])
+                .unwrap();
         assert_eq!(
             pool.compatible(&pod).unwrap_err(),
             "key kubernetes.io/arch, kubernetes.io/arch In [arm64] not in kubernetes.io/arch In [amd64]"
         );
-        let pool = Requirements::from_list(&[req("gpu", "DoesNotExist", &[])]).unwrap();
-        let pod = Requirements::from_list(&[req("gpu", "NotIn", &["true"])]).unwrap();
+        let pool = Requirements::from_list(&[Requirement::of("gpu", "DoesNotExist", &[])]).unwrap();
+        let pod = Requirements::from_list(&[Requirement::of("gpu", "NotIn", &["true"])]).unwrap();
         assert!(pool.compatible(&pod).is_ok(), "two negatives pass");
     }
 }

@@ -72,6 +72,60 @@ pub(super) async fn pending_pods(kube: &Client) -> Result<Value, FactError> {
     Ok(Value::Array(pods.into_iter().map(slim_pod).collect()))
 }
 
+/// Bound, unfinished pods of one namespace matching a label selector, each cut down to what a
+/// topology spread counts: its identity and labels, its node and its phase.
+pub(super) async fn scheduled_pods(
+    kube: &Client,
+    namespace: &str,
+    label_selector: &str,
+) -> Result<Value, FactError> {
+    let pods = list_bounded(
+        kube,
+        &PODS,
+        Some(namespace),
+        Some(label_selector).filter(|s| !s.is_empty()),
+        Some("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"),
+        usize::MAX,
+    )
+    .await?;
+    Ok(Value::Array(
+        pods.into_iter()
+            .map(|p| {
+                let mut out = keep(&p, &["apiVersion", "kind"]);
+                out["metadata"] = slim_metadata(&p["metadata"]);
+                out["spec"] = keep(&p["spec"], &["nodeName"]);
+                out["status"] = keep(&p["status"], &["phase"]);
+                out
+            })
+            .collect(),
+    ))
+}
+
+/// Nodes matching a label selector, each cut down to its name, labels and taints.
+pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Value, FactError> {
+    let nodes = list(
+        kube,
+        &NODES,
+        None,
+        Some(label_selector).filter(|s| !s.is_empty()),
+    )
+    .await?;
+    Ok(Value::Array(
+        nodes
+            .into_iter()
+            .map(|n| {
+                let mut out = keep(&n, &["apiVersion", "kind"]);
+                out["metadata"] = keep(
+                    &n["metadata"],
+                    &["name", "uid", "labels", "creationTimestamp"],
+                );
+                out["spec"] = keep(&n["spec"], &["taints", "unschedulable"]);
+                out
+            })
+            .collect(),
+    ))
+}
+
 /// DaemonSets, cluster-wide, cut down to their pod template's scheduling fields.
 pub(super) async fn daemonsets(kube: &Client) -> Result<Value, FactError> {
     let all = list(kube, &DAEMONSETS, None, None).await?;

@@ -302,6 +302,11 @@ impl Live {
             } => kube::pods(k()?, namespace, label_selector).boxed(),
             FactKey::PendingPods => kube::pending_pods(k()?).boxed(),
             FactKey::DaemonSets => kube::daemonsets(k()?).boxed(),
+            FactKey::ScheduledPods {
+                namespace,
+                label_selector,
+            } => kube::scheduled_pods(k()?, namespace, label_selector).boxed(),
+            FactKey::Nodes { label_selector } => kube::nodes(k()?, label_selector).boxed(),
             FactKey::PersistentVolumeClaims => kube::list_all(k()?, &kube::PVCS).boxed(),
             FactKey::PersistentVolumes => kube::list_all(k()?, &kube::PVS).boxed(),
             FactKey::StorageClasses => kube::list_all(k()?, &kube::STORAGECLASSES).boxed(),

@@ -10,6 +10,7 @@ use crate::check::CheckCx;
 use crate::ec2::{self, AmiTerm};
 use crate::facts::FactError;
 use crate::model::{Ec2NodeClass, object_ref};
+use crate::network::{Egress, Routing};
 
 pub fn object(nc: &Ec2NodeClass) -> String {
     object_ref("EC2NodeClass", &nc.metadata)
@@ -104,6 +105,35 @@ pub fn status_ids(nc: &Ec2NodeClass, field: &str) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// Each resolved subnet of the class in the cluster VPC, with its way out as a node launched
+/// there gets it (the class's `associatePublicIPAddress`, else the subnet's default). A subnet
+/// outside the cluster VPC is KD3001's finding; its routes are another VPC's and say nothing
+/// about this one, so it is left out.
+pub fn subnet_egress<'s>(
+    nc: &Ec2NodeClass,
+    subnets: &'s [crate::facts::Subnet],
+    routing: &Routing<'_>,
+) -> Vec<(&'s crate::facts::Subnet, Egress)> {
+    let associate = nc
+        .spec
+        .get("associatePublicIPAddress")
+        .and_then(Value::as_bool);
+    status_ids(nc, "subnets")
+        .iter()
+        .filter_map(|id| {
+            subnets
+                .iter()
+                .find(|s| &s.subnet_id == id && s.vpc_id == routing.vpc_id)
+        })
+        .map(|s| {
+            (
+                s,
+                routing.egress(&s.subnet_id, associate.or(s.map_public_ip_on_launch)),
+            )
+        })
         .collect()
 }
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 
 use crate::check::prelude::*;
@@ -20,6 +20,7 @@ use crate::quantity::Quantity;
 use crate::scheduling::allocatable::{NodeSettings, Resources, allocatable, capacity};
 use crate::scheduling::pods::{self, Volumes};
 use crate::scheduling::sets::{Requirements, ValueSet};
+use crate::scheduling::spread::{self, PoolZones, ZoneSpread};
 use crate::scheduling::{Blocked, Candidate, PodNeeds, Pool, Verdict, judge, untolerated};
 
 /// Which check reports a group of unserved pods.
@@ -94,16 +95,49 @@ impl Group {
     }
 }
 
+/// The pending pods' verdict: the unserved groups, and what was left out and why (each check
+/// may note it; KD8001 does, under `-v`).
+#[derive(Debug, Default)]
+pub struct Pending {
+    pub groups: Vec<Group>,
+    pub notes: Vec<String>,
+}
+
+/// `3 pods (shop/a, shop/b, …)`.
+fn counted(names: &[String]) -> String {
+    let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+    let more = if names.len() > shown.len() {
+        ", …"
+    } else {
+        ""
+    };
+    format!(
+        "{} pod{} ({}{more})",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    )
+}
+
 /// The unserved groups. Reads nothing beyond the pending pods when none is a candidate.
-pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
+pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let pending = cx.pending_pods().await?;
     let now = cx.now();
-    let candidates: Vec<&Pod> = pending
-        .iter()
-        .filter(|p| pods::candidate(p, now).is_ok())
-        .collect();
+    let mut out = Pending::default();
+    let mut skipped: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let mut candidates: Vec<&Pod> = Vec::new();
+    for p in pending.iter() {
+        match pods::candidate(p, now) {
+            Ok(()) => candidates.push(p),
+            Err(why) => skipped.entry(why.describe()).or_default().push(pod_name(p)),
+        }
+    }
+    for (why, names) in &skipped {
+        out.notes
+            .push(format!("left out {}: {why}", counted(names)));
+    }
     if candidates.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let controller = cx.controller().await?;
     // The controller's own pods: Karpenter cannot launch a node for itself; KD1005 owns them.
@@ -111,37 +145,51 @@ pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
         let d = ControllerDeployment::new(&deployments[*i]);
         format!("Deployment/{}/{}", d.namespace(), d.name())
     });
-    let candidates: Vec<&Pod> = candidates
+    let (mine, candidates): (Vec<&Pod>, Vec<&Pod>) = candidates
         .into_iter()
-        .filter(|p| own.as_deref() != Some(pods::owner(p).as_str()))
-        .collect();
+        .partition(|p| own.as_deref() == Some(pods::owner(p).as_str()));
+    if !mine.is_empty() {
+        let names: Vec<String> = mine.iter().map(|p| pod_name(p)).collect();
+        out.notes.push(format!(
+            "left out {}: the Karpenter controller's own (KD1005 judges them)",
+            counted(&names)
+        ));
+    }
     if candidates.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let events = cx.events("Pod", None).await?;
     let claims = cx.nodeclaims().await?;
     // A pod nominated to a NodeClaim that is still on its way is being served.
-    let candidates: Vec<&Pod> = candidates
+    let (in_flight, candidates): (Vec<&Pod>, Vec<&Pod>) = candidates
         .into_iter()
-        .filter(|p| !nominated_in_flight(p, &events, &claims))
-        .collect();
+        .partition(|p| nominated_in_flight(p, &events, &claims));
+    if !in_flight.is_empty() {
+        let names: Vec<String> = in_flight.iter().map(|p| pod_name(p)).collect();
+        out.notes.push(format!(
+            "left out {}: nominated by Karpenter to a NodeClaim still on its way",
+            counted(&names)
+        ));
+    }
     if candidates.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let volume_facts = VolumeFacts::read(cx, &candidates).await?;
     let volumes = volume_facts.view();
+    let spread_facts = SpreadFacts::read(cx, &candidates).await?;
     let pool_facts = PoolFacts::read(cx, controller.as_ref(), claims.clone()).await?;
     let pools = pool_facts.pools();
+    let spreads = spread_facts.counter(&pools);
 
-    let mut out = Vec::new();
+    let candidate_count = candidates.len();
     // Workloads often share their constraints (a chart's defaults, one team's selectors):
     // each distinct set is judged against the NodePools once, whichever workload asks.
     let mut judged: HashMap<String, Verdict> = HashMap::new();
-    for (owner, members) in pods::by_owner(candidates.into_iter()) {
+    for (owner, members) in pods::by_owner(candidates.iter().copied()) {
         // Pods of one workload usually share their constraints: judge each distinct set once.
         let mut by_needs: Vec<(Result<PodNeeds, String>, Vec<&Pod>)> = Vec::new();
         for pod in members {
-            let needs = pods::needs(pod, volumes);
+            let needs = pods::needs(pod, volumes).map(|n| spreads.apply(pod, n));
             match by_needs.iter_mut().find(|(n, _)| *n == needs) {
                 Some((_, list)) => list.push(pod),
                 None => by_needs.push((needs, vec![pod])),
@@ -169,7 +217,7 @@ pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
             let karpenter_says = members.iter().find_map(|p| {
                 karpenter_event(p, &events, "FailedScheduling").map(|e| e.message.clone())
             });
-            out.push(Group {
+            out.groups.push(Group {
                 owner: owner.clone(),
                 pods: names,
                 since,
@@ -178,6 +226,14 @@ pub async fn unserved(cx: &CheckCx) -> Result<Vec<Group>, FactError> {
             });
         }
     }
+    let waiting: usize = out.groups.iter().map(|g| g.pods.len()).sum();
+    out.notes.push(format!(
+        "judged {candidate_count} pending pod{} against {} NodePool{}: {} can be served",
+        if candidate_count == 1 { "" } else { "s" },
+        pools.len(),
+        if pools.len() == 1 { "" } else { "s" },
+        candidate_count.saturating_sub(waiting)
+    ));
     Ok(out)
 }
 
@@ -225,6 +281,108 @@ impl VolumeFacts {
                 .map(Vec::as_slice)
                 .unwrap_or_default(),
         }
+    }
+}
+
+/// The counts pending pods' zone spreads depend on, read only when one of them has a
+/// `DoNotSchedule` zone spread: the bound pods each spread selects, and the nodes with a zone.
+#[derive(Default)]
+pub struct SpreadFacts {
+    selected: BTreeMap<(String, String), Arc<Vec<Pod>>>,
+    nodes: Option<Arc<Vec<Node>>>,
+}
+
+impl SpreadFacts {
+    pub async fn read(cx: &CheckCx, pods: &[&Pod]) -> Result<Self, FactError> {
+        let keys: BTreeSet<(String, String)> = pods
+            .iter()
+            .flat_map(|p| {
+                let ns = p
+                    .metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into());
+                spread::zone_constraints(p)
+                    .into_iter()
+                    .map(move |c| (ns.clone(), c.selector()))
+            })
+            .collect();
+        if keys.is_empty() {
+            return Ok(SpreadFacts::default());
+        }
+        // One round: the nodes and every selector's pods at once.
+        let selected = futures::future::try_join_all(keys.into_iter().map(|key| async move {
+            let pods = cx.scheduled_pods(&key.0, &key.1).await?;
+            Ok::<_, FactError>((key, pods))
+        }));
+        let (nodes, selected) = futures::try_join!(cx.nodes(spread::NODES_WITH_ZONE), selected)?;
+        Ok(SpreadFacts {
+            selected: selected.into_iter().collect(),
+            nodes: Some(nodes),
+        })
+    }
+
+    /// What applies the counts to each pod, given the NodePools as the scheduler sees them.
+    pub fn counter<'f>(&'f self, pools: &[Pool<'_>]) -> SpreadCounter<'f> {
+        SpreadCounter {
+            facts: self,
+            nodes: self
+                .nodes
+                .as_deref()
+                .map(|n| spread::counted_nodes(n))
+                .unwrap_or_default(),
+            pools: pools.iter().filter_map(spread::pool_zones).collect(),
+            memo: std::cell::RefCell::new(HashMap::new()),
+        }
+    }
+}
+
+pub struct SpreadCounter<'f> {
+    facts: &'f SpreadFacts,
+    nodes: BTreeMap<&'f str, spread::CountedNode<'f>>,
+    pools: Vec<PoolZones>,
+    /// Pods of one workload share their spreads: each distinct one is counted once.
+    memo: std::cell::RefCell<HashMap<String, Option<ZoneSpread>>>,
+}
+
+impl SpreadCounter<'_> {
+    /// `needs` with where each of the pod's zone spreads lets it go now.
+    pub fn apply(&self, pod: &Pod, mut needs: PodNeeds) -> PodNeeds {
+        let ns = pod
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        for c in spread::zone_constraints(pod) {
+            let own = c.selects(&pod.metadata.labels.clone().unwrap_or_default());
+            let key = format!(
+                "{ns}|{c:?}|{own}|{:?}|{:?}",
+                needs.alternatives, needs.tolerations
+            );
+            let counted = self
+                .memo
+                .borrow_mut()
+                .entry(key)
+                .or_insert_with(|| {
+                    let selected = self
+                        .facts
+                        .selected
+                        .get(&(ns.clone(), c.selector()))
+                        .map(|p| p.as_slice())
+                        .unwrap_or_default();
+                    spread::spread(
+                        pod,
+                        &needs.alternatives,
+                        &c,
+                        selected,
+                        &self.nodes,
+                        &self.pools,
+                    )
+                })
+                .clone();
+            needs.spread.extend(counted);
+        }
+        needs
     }
 }
 
@@ -293,10 +451,13 @@ pub async fn judge_pod(cx: &CheckCx, pod: &Pod) -> Result<Result<Verdict, String
         Ok(n) => n,
         Err(why) => return Ok(Err(why)),
     };
+    let spread_facts = SpreadFacts::read(cx, &[pod]).await?;
     let controller = cx.controller().await?;
     let claims = cx.nodeclaims().await?;
     let pool_facts = PoolFacts::read(cx, controller.as_ref(), claims).await?;
-    Ok(Ok(judge(&needs, &pool_facts.pools())))
+    let pools = pool_facts.pools();
+    let needs = spread_facts.counter(&pools).apply(pod, needs);
+    Ok(Ok(judge(&needs, &pools)))
 }
 
 /// The code of the check that reports a verdict.

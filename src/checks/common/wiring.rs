@@ -12,6 +12,17 @@ use crate::model::{ControllerDeployment, is_controller_image};
 /// The annotation IRSA's webhook reads.
 pub const IRSA_ANNOTATION: &str = "eks.amazonaws.com/role-arn";
 
+/// The role a ServiceAccount's IRSA annotation names; `None` when absent or blank (the pod
+/// identity webhook injects nothing for an empty value).
+pub fn irsa_role(sa: &k8s_openapi::api::core::v1::ServiceAccount) -> Option<&str> {
+    sa.metadata
+        .annotations
+        .as_ref()?
+        .get(IRSA_ANNOTATION)
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+}
+
 pub struct Wiring {
     pub namespace: String,
     pub service_account: String,
@@ -77,10 +88,8 @@ pub async fn resolve(cx: &CheckCx) -> Result<Wiring, FactError> {
     let irsa_role_arn = sa?
         .as_ref()
         .as_ref()
-        .and_then(|sa| sa.metadata.annotations.as_ref())
-        .and_then(|a| a.get(IRSA_ANNOTATION))
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty());
+        .and_then(irsa_role)
+        .map(str::to_string);
     Ok(Wiring {
         namespace,
         service_account,

@@ -7,7 +7,7 @@ use crate::check::prelude::*;
 use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::grants;
 use crate::checks::common::nodeclass::{NodeRoleSource, node_role_source, object};
-use crate::checks::common::wiring::IRSA_ANNOTATION;
+use crate::checks::common::wiring::irsa_role;
 use crate::facts::{AttachedPolicy, IamRole};
 use crate::iam::policy::PolicyDocument;
 use crate::iam::simulation::{Attribution, attribute};
@@ -319,11 +319,7 @@ async fn cni_has_own_identity(cx: &CheckCx, cluster: &str) -> Result<bool, FactE
     let Some(sa) = sa.as_ref() else {
         return Ok(true);
     };
-    let irsa = sa
-        .metadata
-        .annotations
-        .as_ref()
-        .is_some_and(|a| a.contains_key(IRSA_ANNOTATION));
+    let irsa = irsa_role(sa).is_some();
     // IRSA decides alone: the association is read only when it could (a verdict never rests
     // on a fact whose read failed).
     if irsa {

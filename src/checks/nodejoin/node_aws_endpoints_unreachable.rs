@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
 use crate::checks::common::evidence::subnet_words;
-use crate::checks::common::nodeclass::{object, status_ids};
-use crate::checks::common::wiring::IRSA_ANNOTATION;
+use crate::checks::common::nodeclass::{object, status_ids, subnet_egress};
+use crate::checks::common::wiring::irsa_role;
 use crate::facts::{SecurityGroup, VpcEndpoint};
 use crate::network::{Direction, Egress, Peer, Routing, Verdict, tcp_allowed};
 
@@ -46,11 +46,7 @@ async fn cni_endpoints(
     let Some(sa) = sa.as_ref() else {
         return Ok(Vec::new());
     };
-    let irsa = sa
-        .metadata
-        .annotations
-        .as_ref()
-        .is_some_and(|a| a.contains_key(IRSA_ANNOTATION));
+    let irsa = irsa_role(sa).is_some();
     if irsa {
         return Ok(vec![(
             "sts",
@@ -121,22 +117,11 @@ async fn node_aws_endpoints_unreachable(cx: &CheckCx) -> CheckResult {
     // Read once, and only when some subnet has no way out.
     let mut cni_extra: Option<Vec<(&'static str, &'static str)>> = None;
     for nc in classes {
-        let associate = nc
-            .spec
-            .get("associatePublicIPAddress")
-            .and_then(serde_json::Value::as_bool);
         let mut isolated = Vec::new();
         let mut route_tables = Vec::new();
-        for id in status_ids(nc, "subnets") {
-            // A subnet outside the cluster VPC is KD3001's finding; its routes are another
-            // VPC's and say nothing about this one.
-            let Some(subnet) = subnets
-                .iter()
-                .find(|s| s.subnet_id == id && s.vpc_id == vpc_id)
-            else {
-                continue;
-            };
-            match routing.egress(&id, associate.or(subnet.map_public_ip_on_launch)) {
+        for (subnet, egress) in subnet_egress(nc, &subnets, &routing) {
+            let id = &subnet.subnet_id;
+            match egress {
                 Egress::None { route_table, .. } => {
                     isolated.push(subnet);
                     route_tables.push(route_table);

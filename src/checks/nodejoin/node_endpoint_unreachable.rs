@@ -9,7 +9,7 @@
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
 use crate::checks::common::evidence::subnet_words;
-use crate::checks::common::nodeclass::{object, status_ids};
+use crate::checks::common::nodeclass::{object, status_ids, subnet_egress};
 use crate::network::{AclVerdict, Egress, Routing, acl_tcp, ip_in_any};
 
 declare_check! {
@@ -170,24 +170,12 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
     let open_to_all = allowed.iter().any(|c| c == "0.0.0.0/0");
     let mut unknown = Vec::new();
     for nc in &classes {
-        let associate = nc
-            .spec
-            .get("associatePublicIPAddress")
-            .and_then(serde_json::Value::as_bool);
         let mut no_way_out = Vec::new();
         let mut excluded = Vec::new();
         let mut random_ip = Vec::new();
-        for id in status_ids(nc, "subnets") {
-            // A subnet outside the cluster VPC is KD3001's finding; its routes are another
-            // VPC's and say nothing about this one.
-            let Some(subnet) = subnets
-                .iter()
-                .find(|s| s.subnet_id == id && s.vpc_id == vpc_id)
-            else {
-                continue;
-            };
-            let public_ip = associate.or(subnet.map_public_ip_on_launch);
-            match routing.egress(&id, public_ip) {
+        for (subnet, egress) in subnet_egress(nc, &subnets, &routing) {
+            let id = &subnet.subnet_id;
+            match egress {
                 Egress::None { route_table, why } => no_way_out.push(serde_json::json!({
                     "subnet": id, "routeTable": route_table, "why": why,
                 })),
@@ -208,7 +196,7 @@ async fn node_endpoint_unreachable(cx: &CheckCx) -> CheckResult {
                 }
                 Egress::InternetGateway { .. } => {
                     if !open_to_all {
-                        random_ip.push(id);
+                        random_ip.push(id.clone());
                     }
                 }
             }

@@ -9,7 +9,7 @@ use crate::check::prelude::*;
 use crate::checks::common::cluster::name_unknown;
 use crate::checks::common::codes::{NODE_AWS_ENDPOINTS_UNREACHABLE, NODECLASS_NODE_ROLE_INVALID};
 use crate::checks::common::nodeclaim::stuck;
-use crate::checks::common::wiring::IRSA_ANNOTATION;
+use crate::checks::common::wiring::irsa_role;
 
 declare_check! {
     pub static VPC_CNI_NOT_READY = {
@@ -146,12 +146,7 @@ async fn vpc_cni_not_ready(cx: &CheckCx) -> CheckResult {
         .as_ref()
         .as_ref()
         .and_then(|c| c.ip_family.clone());
-    let irsa = sa
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(IRSA_ANNOTATION))
-        .cloned();
+    let irsa = irsa_role(sa).map(str::to_string);
     let identity = match irsa {
         Some(arn) => Some(("IRSA", arn)),
         None => cx

@@ -13,13 +13,13 @@ declare_check! {
         title: "every pending pod fits an instance type its NodePools may launch",
         category: Scheduling,
         severity: Error,
-        needs: [PendingPods, Events, NodeClaims, PersistentVolumeClaims, PersistentVolumes, StorageClasses, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        needs: [PendingPods, Events, NodeClaims, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
         run: pending_pods_too_large,
     }
 }
 
 async fn pending_pods_too_large(cx: &CheckCx) -> CheckResult {
-    let groups = unserved(cx).await?;
+    let groups = unserved(cx).await?.groups;
     let mut findings = Vec::new();
     for group in groups.iter().filter(|g| g.code() == Some(Code::TooLarge)) {
         let Outcome::Unserved(pools) = &group.outcome else {

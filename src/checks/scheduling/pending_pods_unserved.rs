@@ -14,13 +14,18 @@ declare_check! {
         title: "every pod Karpenter should place has a NodePool that can serve it",
         category: Scheduling,
         severity: Error,
-        needs: [PendingPods, Events, NodeClaims, PersistentVolumeClaims, PersistentVolumes, StorageClasses, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        needs: [PendingPods, Events, NodeClaims, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
         run: pending_pods_unserved,
     }
 }
 
 async fn pending_pods_unserved(cx: &CheckCx) -> CheckResult {
-    let groups = unserved(cx).await?;
+    let pending = unserved(cx).await?;
+    // This check speaks for the pods the three scheduling checks leave out.
+    for note in &pending.notes {
+        cx.note(note.clone());
+    }
+    let groups = pending.groups;
     Ok(groups
         .iter()
         .filter(|g| g.code() == Some(Code::Unserved))
