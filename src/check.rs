@@ -71,6 +71,9 @@ pub struct CheckInfo {
     pub severity: Severity,
     /// The fact kinds it may read (prefetch, permissions, verified by the scenario suite).
     pub needs: &'static [FactKind],
+    /// Of `needs`, the kinds it reads only as evidence (`Facts::enrich`): a verdict never
+    /// rests on them, so the permission self-check does not make the check unknown for them.
+    pub evidence: &'static [FactKind],
     /// `checks/<CODE>.md`, embedded at build time.
     pub doc: &'static str,
     /// Source location of the declaration.
@@ -100,6 +103,7 @@ macro_rules! declare_check {
             category: $category:ident,
             severity: $severity:ident,
             needs: [$($need:ident),* $(,)?],
+            $(evidence: [$($evidence:ident),* $(,)?],)?
             run: $run:path $(,)?
         }
     ) => {
@@ -111,6 +115,7 @@ macro_rules! declare_check {
             category: $crate::check::Category::$category,
             severity: $crate::check::Severity::$severity,
             needs: &[$($crate::facts::FactKind::$need),*],
+            evidence: &[$($($crate::facts::FactKind::$evidence),*)?],
             doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/", $code, ".md")),
             location: concat!(file!(), ":", line!()),
             run: |cx| Box::pin($run(cx)),

@@ -73,6 +73,7 @@ pub async fn run(
         let denied = info
             .needs
             .iter()
+            .filter(|k| !info.evidence.contains(k))
             .find_map(|k| options.denied.get(k))
             .cloned();
         async move {

@@ -265,7 +265,8 @@ pub static PATTERNS: &[Pattern] = &[
     Pattern {
         id: "scheduling",
         summary: "pods cannot be scheduled on any NodePool",
-        owners: &["KD4003", "KD4002", "KD4005"],
+        // The scheduling checks name the pods and the NodePool step that stops them.
+        owners: &["KD8001", "KD8002", "KD8003", "KD4003", "KD4002", "KD4005"],
         benign: false,
         any: &[
             "could not schedule pod",
@@ -306,6 +307,30 @@ pub struct Group {
     /// The most recent line of the group, clipped.
     pub example: String,
     pub count: usize,
+}
+
+/// Karpenter's `could not schedule pod` lines (the provisioner's ERROR with the pod as
+/// `"Pod":{"name":…,"namespace":…}` and its reason as `error`), oldest first: the pod as
+/// `namespace/name`, and the reason, clipped. Lines of other shapes are skipped.
+pub fn unschedulable_pods(log: &str) -> Vec<(String, String)> {
+    log.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if !line.starts_with('{') || !line.contains("could not schedule pod") {
+                return None;
+            }
+            let v: Value = serde_json::from_str(line).ok()?;
+            let message = v.get("message").or_else(|| v.get("msg"))?.as_str()?;
+            if message != "could not schedule pod" {
+                return None;
+            }
+            let pod = v.get("Pod").or_else(|| v.get("pod"))?;
+            let name = pod.get("name")?.as_str()?;
+            let namespace = pod.get("namespace")?.as_str()?;
+            let error = v.get("error").and_then(Value::as_str).unwrap_or_default();
+            Some((format!("{namespace}/{name}"), clip(error, MAX_LINE)))
+        })
+        .collect()
 }
 
 /// Groups the error lines of `logs` by known cause; unknown errors by their text with numbers
@@ -370,6 +395,26 @@ fn blur(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn karpenters_could_not_schedule_lines_name_the_pod_and_reason() {
+        let log = concat!(
+            r#"{"level":"INFO","message":"found provisionable pod(s)","Pods":"shop/web-1"}"#,
+            "\n",
+            r#"{"level":"ERROR","time":"2025-04-29T20:27:30.356Z","logger":"controller","message":"could not schedule pod","controller":"provisioner","Pod":{"name":"inflate-848b57856-6sqd4","namespace":"workshop"},"error":"all available instance types exceed limits for nodepool: \"default-demo\""}"#,
+            "\n",
+            "could not schedule pod (plain text is not Karpenter's line)\n",
+            r#"{"level":"ERROR","message":"could not schedule pod","error":"no Pod field"}"#,
+        );
+        assert_eq!(
+            unschedulable_pods(log),
+            vec![(
+                "workshop/inflate-848b57856-6sqd4".to_string(),
+                "all available instance types exceed limits for nodepool: \"default-demo\""
+                    .to_string()
+            )]
+        );
+    }
 
     #[test]
     fn json_lines_with_message_and_error() {

@@ -67,6 +67,13 @@ fn slugs_and_titles_follow_the_conventions() {
             c.code
         );
         assert!(!c.needs.is_empty(), "{}: declares no facts", c.code);
+        for k in c.evidence {
+            assert!(
+                c.needs.contains(k),
+                "{}: reads {k:?} as evidence without declaring it a need",
+                c.code
+            );
+        }
     }
 }
 

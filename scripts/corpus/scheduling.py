@@ -32,8 +32,8 @@ def _sc_event(pod, reason, message, kind="Warning", at="2026-11-23T09:58:00Z"):
             "reason": reason, "message": message, "type": kind, "count": 4, "firstTimestamp": "2026-11-23T09:40:05Z",
             "lastTimestamp": at, "source": {"component": "karpenter"}}
 
-def _sc_write(name, desc, pods, failing, nps=None, events=(), extra=(), **kw):
-    b = bundle(desc, nps=nps, overrides=[fact("pendingPods", pods), fact({"events": {"kind": "Pod", "namespace": None}}, list(events))] + list(extra))
+def _sc_write(name, desc, pods, failing, nps=None, events=(), extra=(), logs=None, **kw):
+    b = bundle(desc, nps=nps, logs=logs, overrides=[fact("pendingPods", pods), fact({"events": {"kind": "Pod", "namespace": None}}, list(events))] + list(extra))
     write(name, b, failing, **kw)
 
 # aws/karpenter-provider-aws#7535: a nodeSelector on a custom label the NodePool never declares.
@@ -41,8 +41,13 @@ def _sc_write(name, desc, pods, failing, nps=None, events=(), extra=(), **kw):
 _sc_web = [_sc_pod("web-5d8f7c9b6d-%s" % s, node_selector={"workload": "batch"}) for s in ("2xkqp", "8mzrt", "v4n7c")]
 _sc_write("pending-nodeselector-undeclared-label",
     "Three replicas of Deployment shop/web select nodeSelector workload=batch; the only NodePool neither requires nor labels `workload`, so Karpenter says \"label \\\"workload\\\" does not have known values\" (aws/karpenter-provider-aws#7535).",
-    _sc_web, ["KD8001"],
-    events=[_sc_event(_sc_web[0], "FailedScheduling", "Failed to schedule pod, incompatible with nodepool \"default\", daemonset overhead={\"cpu\":\"125m\",\"pods\":\"2\"}, incompatible requirements, label \"workload\" does not have known values")])
+    _sc_web, ["KD8001", "KD1009"],
+    events=[_sc_event(_sc_web[0], "FailedScheduling", "Failed to schedule pod, incompatible with nodepool \"default\", daemonset overhead={\"cpu\":\"125m\",\"pods\":\"2\"}, incompatible requirements, label \"workload\" does not have known values")],
+    # The provisioner's own line (v1.0.6 format), which KD1009 ties to KD8001.
+    logs={"karpenter-6d9f7c8b5d-7xk2p": HEALTHY_LOG + json.dumps({"level": "ERROR", "time": "2026-11-23T09:58:01.204Z", "logger": "controller",
+        "message": "could not schedule pod", "commit": "6174c75", "controller": "provisioner", "namespace": "", "name": "", "reconcileID": "0c2b9d1e-5f3a-4c7e-9b8d-2a6e4f1c3d5b",
+        "Pod": {"name": "web-5d8f7c9b6d-2xkqp", "namespace": "shop"},
+        "error": "incompatible with nodepool \"default\", daemonset overhead={\"cpu\":\"125m\",\"pods\":\"2\"}, incompatible requirements, label \"workload\" does not have known values"}) + "\n"})
 
 # aws/karpenter-provider-aws#5975: a Spark executor asking 5.8 CPU and 46Gi; the spark NodePool
 # taints its nodes spark=yes:NoSchedule and the pod has no toleration; the default NodePool

@@ -42,6 +42,9 @@ pub struct Group {
     pub outcome: Outcome,
     /// Karpenter's latest `FailedScheduling` message about one of the pods, if any.
     pub karpenter_says: Option<String>,
+    /// Karpenter's latest `could not schedule pod` log line about one of them, or why the
+    /// log could not be read.
+    pub karpenter_logged: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -223,7 +226,24 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
                 since,
                 outcome,
                 karpenter_says,
+                karpenter_logged: None,
             });
+        }
+    }
+    if !out.groups.is_empty() {
+        // Evidence only: the verdict stands whether or not the log can be read.
+        match cx.enrich(logged_reasons(cx)).await {
+            Ok(said) => {
+                for g in &mut out.groups {
+                    g.karpenter_logged = g.pods.iter().find_map(|p| said.get(p)).cloned();
+                }
+            }
+            Err(e) => {
+                for g in &mut out.groups {
+                    g.karpenter_logged =
+                        Some(format!("the controller's log could not be read: {e}"));
+                }
+            }
         }
     }
     let waiting: usize = out.groups.iter().map(|g| g.pods.len()).sum();
@@ -235,6 +255,32 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
         candidate_count.saturating_sub(waiting)
     ));
     Ok(out)
+}
+
+/// The newest `could not schedule pod` reason Karpenter logged per pod (`namespace/name`),
+/// from the running controller pods' current logs (the ones KD1009 reads).
+async fn logged_reasons(cx: &CheckCx) -> Result<HashMap<String, String>, FactError> {
+    let c = crate::checks::common::controller::controller(cx).await?;
+    let container = c.container();
+    let ns = c.deployment().namespace().to_string();
+    let names: Vec<String> = c
+        .pods
+        .iter()
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    let logs = futures::future::try_join_all(
+        names
+            .iter()
+            .map(|name| cx.pod_logs(&ns, name, &container, false)),
+    )
+    .await?;
+    // Later lines overwrite earlier ones: the newest reason wins.
+    Ok(logs
+        .iter()
+        .filter_map(|l| l.as_deref())
+        .flat_map(crate::logs::unschedulable_pods)
+        .collect())
 }
 
 /// The volume facts pending pods' zones depend on, read only when one of them has a claim.
@@ -716,6 +762,9 @@ pub fn finding(group: &Group, message: String) -> Finding {
     }
     if let Some(said) = &group.karpenter_says {
         f = f.evidence("karpenter", said.clone());
+    }
+    if let Some(logged) = &group.karpenter_logged {
+        f = f.evidence("karpenterLog", logged.clone());
     }
     f
 }

@@ -16,6 +16,8 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [ControllerDeployments, Pods, PodLogs],
+        // The previous container's log explains a crash loop; the loop is reported without it.
+        evidence: [PodLogs],
         run: controller_not_running,
     }
 }
