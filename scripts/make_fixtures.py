@@ -487,10 +487,19 @@ def derive_nodes(b):
             have={n["metadata"]["name"] for n in e["value"]}
             extra=[n for n in known if n["metadata"]["name"] not in have and key in n["metadata"].get("labels",{})]
             e["value"]=sorted([slim_node(n) for n in e["value"]+extra], key=lambda n:n["metadata"]["name"])
+def derive_nominations(b):
+    """Karpenter's Nominated events as a live run lists them on their own (core API, selected by
+    kind and reason), from the Pod events the bundle holds, for bundles with pending pods."""
+    if not any(e["fact"]=="pendingPods" and e.get("value") for e in b["facts"]): return
+    if any(isinstance(e["fact"],dict) and "eventsByReason" in e["fact"] for e in b["facts"]): return
+    pod_events=[ev for e in b["facts"] if e["fact"]=={"events":{"kind":"Pod","namespace":None}} for ev in (e.get("value") or [])]
+    b["facts"].append({"fact":{"eventsByReason":{"kind":"Pod","reason":"Nominated"}},
+                       "value":[ev for ev in pod_events if ev.get("reason")=="Nominated" and ev.get("involvedObject",{}).get("kind")=="Pod"]})
 def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
     derive_pending(b)
     derive_nodes(b)
+    derive_nominations(b)
     if "emulator" not in b: b["emulator"]=default_emulator(b)
     derive_ssm(b)
     ids=stuck_instances(b)

@@ -89,26 +89,61 @@ impl From<Vec<Value>> for Events {
     }
 }
 
-/// Read straight from the fact's list: each element keeps only the fields [`normalise`] reads
+/// Reads an events list element by element: each keeps only the fields [`normalise`] reads
 /// (`managedFields`, annotations and the rest are skipped, never copied), so tens of thousands
 /// of events cost one small object each rather than a copy of the whole list.
+fn read_events<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Event>, D::Error> {
+    struct List;
+    impl<'de> Visitor<'de> for List {
+        type Value = Vec<Event>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of events")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Event>, A::Error> {
+            let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(Element(e)) = seq.next_element()? {
+                events.extend(e);
+            }
+            Ok(events)
+        }
+    }
+    d.deserialize_seq(List)
+}
+
 impl<'de> Deserialize<'de> for Events {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct List;
-        impl<'de> Visitor<'de> for List {
-            type Value = Events;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of events")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Events, A::Error> {
-                let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(Element(e)) = seq.next_element()? {
-                    events.extend(e);
-                }
-                Ok(Events::fold(events))
-            }
-        }
-        d.deserialize_seq(List)
+        Ok(Events::fold(read_events(d)?))
+    }
+}
+
+/// Events of one reason: the newest about each object, with no cap on how many objects. One
+/// reason can concern thousands of objects (Karpenter's `Nominated` for every pending pod),
+/// and each object's latest must be kept, not only the newest 200 overall.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Latest(pub Events);
+
+impl Latest {
+    fn fold(mut events: Vec<Event>) -> Self {
+        events.sort_by(|a, b| {
+            b.last_seen
+                .cmp(&a.last_seen)
+                .then_with(|| a.uid.cmp(&b.uid))
+        });
+        let mut seen = std::collections::HashSet::new();
+        events.retain(|e| seen.insert((e.kind.clone(), e.namespace.clone(), e.name.clone())));
+        Latest(Events(events))
+    }
+}
+
+impl From<Vec<Value>> for Latest {
+    fn from(raw: Vec<Value>) -> Self {
+        Latest::fold(raw.iter().filter_map(normalise).collect())
+    }
+}
+
+impl<'de> Deserialize<'de> for Latest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Latest::fold(read_events(d)?))
     }
 }
 
@@ -232,6 +267,27 @@ fn first_non_empty<'a>(options: &[&'a str]) -> &'a str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn latest_keeps_the_newest_per_object_past_the_cap() {
+        let nominated = |pod: &str, claim: &str, at: &str| {
+            json!({"apiVersion":"v1","kind":"Event","metadata":{"uid":format!("{pod}{claim}"),"namespace":"shop"},
+                "involvedObject":{"kind":"Pod","name":pod,"namespace":"shop"},"reason":"Nominated",
+                "message":format!("Pod should schedule on: nodeclaim/{claim}"),"type":"Normal",
+                "lastTimestamp":at,"source":{"component":"karpenter"}})
+        };
+        let mut raw: Vec<Value> = (0..MAX_KEPT + 50)
+            .map(|i| nominated(&format!("web-{i}"), "default-a", "2026-11-23T09:00:00Z"))
+            .collect();
+        raw.push(nominated("web-0", "default-b", "2026-11-23T09:05:00Z"));
+        let text = serde_json::to_string(&raw).unwrap();
+        let latest: Latest = serde_json::from_str(&text).unwrap();
+        assert_eq!(latest.0.0.len(), MAX_KEPT + 50, "one per pod, uncapped");
+        let web0: Vec<&Event> = latest.0.about("Pod", "web-0").collect();
+        assert_eq!(web0.len(), 1);
+        assert!(web0[0].message.ends_with("nodeclaim/default-b"), "{web0:?}");
+        assert_eq!(Latest::from(raw), latest);
+    }
 
     #[test]
     fn both_apis_fold_into_one_event() {

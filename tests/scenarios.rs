@@ -388,3 +388,39 @@ fn every_simulation_carries_the_request_region_and_principal() {
     }
     assert!(seen > 100, "the scenarios make simulations ({seen})");
 }
+
+#[tokio::test]
+async fn a_bundle_from_before_nominated_events_were_read_apart_still_sees_nominations() {
+    // Bundles recorded by earlier releases hold Karpenter's Nominated events only among the
+    // Pod events: the pod nominated to a launching NodeClaim must still count as served.
+    let name = "healthy-pending-nominated-to-launching-nodeclaim";
+    let (mut bundle, expect) = load(name);
+    let before = bundle.facts.len();
+    bundle
+        .facts
+        .retain(|e| e.fact.kind() != karpdoctor::facts::FactKind::EventsByReason);
+    assert_eq!(
+        bundle.facts.len(),
+        before - 1,
+        "{name} holds the Nominated events"
+    );
+    let out = app::run_bundle(bundle, &ReportArgs::default(), true)
+        .await
+        .unwrap();
+    assert_eq!(codes_with(&out.report, Status::Fail), expect.failing);
+    assert!(codes_with(&out.report, Status::Unknown).is_empty());
+    let kd8001 = out
+        .report
+        .checks
+        .iter()
+        .find(|c| c.code == "KD8001")
+        .unwrap();
+    assert!(
+        kd8001
+            .notes
+            .iter()
+            .any(|n| n.contains("nominated by Karpenter to a NodeClaim still on its way")),
+        "{:?}",
+        kd8001.notes
+    );
+}

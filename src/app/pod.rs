@@ -12,7 +12,9 @@ use k8s_openapi::api::core::v1::Pod;
 use crate::bundle::Bundle;
 use crate::check::CheckCx;
 use crate::checks::common::codes;
-use crate::checks::common::scheduling::{code_of, judge_pod, karpenter_event, latest_nomination};
+use crate::checks::common::scheduling::{
+    code_of, judge_pod, karpenter_event, latest_nomination, nominations,
+};
 use crate::cli::{Output, PodArgs};
 use crate::error::Error;
 use crate::model::NodeClaim;
@@ -182,7 +184,7 @@ async fn chain_of(
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"));
     let events = cx.events("Pod", None).await?;
-    let nominated = latest_nomination(pod, &events);
+    let nominated = latest_nomination(pod, &*nominations(cx).await?);
     if let Some(node) = spec
         .and_then(|s| s.node_name.as_deref())
         .filter(|n| !n.is_empty())

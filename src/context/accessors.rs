@@ -372,6 +372,19 @@ impl Facts {
     }
 
     /// Events about objects of `kind`, newest first, deduplicated across the two events APIs.
+    /// Events of `reason` about objects of `kind`, the newest per object.
+    pub async fn events_by_reason(
+        &self,
+        kind: &str,
+        reason: &str,
+    ) -> Result<Arc<crate::events::Latest>, FactError> {
+        self.get(FactKey::events_by_reason(
+            kind.to_string(),
+            reason.to_string(),
+        ))
+        .await
+    }
+
     pub async fn events(
         &self,
         kind: &str,

@@ -231,7 +231,7 @@ fn decode<T: DeserializeOwned + Send + Sync + 'static>(
         // Events check their own shape while they decode (a list of objects) and keep the
         // newest 200 of however many: read straight from a bundle's text, the list is never
         // built as a tree (at 50,000 events that tree is most of a replay's memory).
-        Stored::Text(text) if key.kind() == FactKind::Events => {
+        Stored::Text(text) if matches!(key.kind(), FactKind::Events | FactKind::EventsByReason) => {
             serde_json::from_str(text.get()).map_err(malformed)?
         }
         stored => {

@@ -490,6 +490,14 @@ facts! {
             Some(ns) => write!(f, "events about {kind}s in {ns}"),
         };
 
+    /// Events of one reason about objects of one kind, cluster-wide, from `v1`
+    /// (`fieldSelector=involvedObject.kind=<kind>,reason=<reason>`; `events.k8s.io` lists the
+    /// same objects): the newest per object, uncapped.
+    EventsByReason { kind: String, reason: String } => fn events_by_reason -> crate::events::Latest;
+        ops [kube("list", "", "events")];
+        shape Items;
+        display |f| write!(f, "{reason} events about {kind}s");
+
     /// Validating and mutating admission webhook configurations (the raw objects).
     WebhookConfigurations => fn webhook_configurations -> Vec<Value>;
         ops [

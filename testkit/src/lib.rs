@@ -333,7 +333,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "ec2NodeClasses" => r("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
         "awsAuth" => r("", "v1", "configmaps"),
         "service" => r("", "v1", "services"),
-        "events" => r("", "v1", "events"),
+        "events" | "eventsByReason" => r("", "v1", "events"),
         "webhookConfigurations" => r(
             "admissionregistration.k8s.io",
             "v1",

@@ -271,6 +271,10 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         (events_key, Value::Array(events)),
         (json!("pendingPods"), Value::Array(pending)),
         (pod_events_key, Value::Array(Vec::new())),
+        (
+            json!({"eventsByReason": {"kind": "Pod", "reason": "Nominated"}}),
+            Value::Array(Vec::new()),
+        ),
     ] {
         facts.retain(|f| f["fact"] != key);
         facts.push(json!({"fact": key, "value": value}));

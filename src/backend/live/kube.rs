@@ -356,6 +356,19 @@ pub(super) async fn events(
     Ok(Value::Array(core.into_iter().chain(newer).collect()))
 }
 
+/// Events of one reason about objects of one kind, cluster-wide, from the core API (every
+/// event, whichever API wrote it, is listed there).
+pub(super) async fn events_by_reason(
+    kube: &Client,
+    kind: &str,
+    reason: &str,
+) -> Result<Value, FactError> {
+    let selector = format!("involvedObject.kind={kind},reason={reason}");
+    Ok(Value::Array(
+        list_bounded(kube, &EVENTS, None, None, Some(&selector), usize::MAX).await?,
+    ))
+}
+
 /// Validating and mutating admission webhook configurations, in that order.
 pub(super) async fn webhook_configurations(kube: &Client) -> Result<Value, FactError> {
     let (validating, mutating) = futures::future::join(

@@ -346,6 +346,9 @@ impl Live {
             FactKey::Events { kind, namespace } => {
                 kube::events(k()?, kind, namespace.as_deref()).boxed()
             }
+            FactKey::EventsByReason { kind, reason } => {
+                kube::events_by_reason(k()?, kind, reason).boxed()
+            }
             FactKey::WebhookConfigurations => kube::webhook_configurations(k()?).boxed(),
             FactKey::CallerIdentity => iam::caller_identity(&aws()?.sts).boxed(),
             FactKey::IamRole { name } => iam::role(&aws()?.iam, name).boxed(),

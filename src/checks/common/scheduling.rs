@@ -161,12 +161,13 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     if candidates.is_empty() {
         return Ok(out);
     }
-    let events = cx.events("Pod", None).await?;
+    let (events, nominated) = futures::join!(cx.events("Pod", None), nominations(cx));
+    let (events, nominated) = (events?, nominated?);
     let claims = cx.nodeclaims().await?;
     // A pod nominated to a NodeClaim that is still on its way is being served.
     let (in_flight, candidates): (Vec<&Pod>, Vec<&Pod>) = candidates
         .into_iter()
-        .partition(|p| nominated_in_flight(p, &events, &claims));
+        .partition(|p| nominated_in_flight(p, &nominated, &claims));
     if !in_flight.is_empty() {
         let names: Vec<String> = in_flight.iter().map(|p| pod_name(p)).collect();
         out.notes.push(format!(
@@ -537,6 +538,17 @@ pub fn karpenter_event<'e>(
             && (reason != "FailedScheduling" || e.reporter == "karpenter")
             && Some(e.namespace.as_str()) == pod.metadata.namespace.as_deref()
     })
+}
+
+/// Karpenter's `Nominated` events, the newest per pod, read on their own so that thousands
+/// of kube-scheduler events cannot crowd them out. A bundle recorded before they were read
+/// on their own falls back to the Pod events it holds.
+pub async fn nominations(cx: &CheckCx) -> Result<Arc<crate::events::Events>, FactError> {
+    match cx.events_by_reason("Pod", "Nominated").await {
+        Ok(latest) => Ok(Arc::new(latest.0.clone())),
+        Err(FactError::NotRecorded { .. }) => cx.events("Pod", None).await,
+        Err(e) => Err(e),
+    }
 }
 
 /// Karpenter's latest nomination of the pod: when, and the NodeClaim it names

@@ -14,7 +14,7 @@ declare_check! {
         title: "every pod Karpenter should place has a NodePool that can serve it",
         category: Scheduling,
         severity: Error,
-        needs: [PendingPods, Events, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
         // The controller's log: its `could not schedule pod` lines, quoted when found.
         evidence: [Pods, PodLogs],
         run: pending_pods_unserved,
