@@ -337,8 +337,9 @@ mod tests {
             assert_eq!(count(&b, &events), size.events);
             assert_eq!(count(&b, &json!("pendingPods")), size.pending_pods);
             let facts = b["facts"].as_array().map_or(0, Vec::len);
-            // Eight grown facts (three of them new), one kept, one node per NodeClaim.
-            assert_eq!(facts, 9 + size.nodeclaims);
+            // Eight grown facts (three of them new), one kept, the (empty) Nominated events,
+            // one node per NodeClaim.
+            assert_eq!(facts, 10 + size.nodeclaims);
             // Each NodePool points at a class that exists, its own.
             let values = |key: &str| {
                 b["facts"]
