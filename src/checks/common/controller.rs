@@ -85,9 +85,10 @@ pub fn describe_pod(pod: &Pod) -> String {
     )
 }
 
-/// Recent error lines of the controller's running containers, grouped by cause (KD1009 and
-/// KD9001 read the same logs, so they are fetched once).
-pub async fn log_groups(cx: &CheckCx) -> Result<Vec<crate::logs::Group>, FactError> {
+/// The current logs of the controller's running pods (KD1009, KD9001 and the scheduling
+/// checks read the same ones, so they are fetched once). `NotInstalled` when no controller
+/// pod runs; a pod without a log yet is left out.
+pub async fn current_logs(cx: &CheckCx) -> Result<Vec<String>, FactError> {
     let c = controller(cx).await?;
     let container = c.container();
     let ns = c.deployment().namespace().to_string();
@@ -114,6 +115,12 @@ pub async fn log_groups(cx: &CheckCx) -> Result<Vec<crate::logs::Group>, FactErr
             texts.push(text.clone());
         }
     }
+    Ok(texts)
+}
+
+/// Recent error lines of the controller's running containers, grouped by cause.
+pub async fn log_groups(cx: &CheckCx) -> Result<Vec<crate::logs::Group>, FactError> {
+    let texts = current_logs(cx).await?;
     Ok(crate::logs::group_errors(texts.iter().map(String::as_str)))
 }
 

@@ -122,6 +122,21 @@ fn counted(names: &[String]) -> String {
     )
 }
 
+/// The pods `out` does not pick, with a note saying which were left out and why.
+fn leave_out<'p>(
+    pods: Vec<&'p Pod>,
+    out: impl Fn(&Pod) -> bool,
+    why: &str,
+    notes: &mut Vec<String>,
+) -> Vec<&'p Pod> {
+    let (left, kept): (Vec<&Pod>, Vec<&Pod>) = pods.into_iter().partition(|p| out(p));
+    if !left.is_empty() {
+        let names: Vec<String> = left.iter().map(|p| pod_name(p)).collect();
+        notes.push(format!("left out {}: {why}", counted(&names)));
+    }
+    kept
+}
+
 /// The unserved groups. Reads nothing beyond the pending pods when none is a candidate.
 pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let pending = cx.pending_pods().await?;
@@ -148,16 +163,12 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
         let d = ControllerDeployment::new(&deployments[*i]);
         format!("Deployment/{}/{}", d.namespace(), d.name())
     });
-    let (mine, candidates): (Vec<&Pod>, Vec<&Pod>) = candidates
-        .into_iter()
-        .partition(|p| own.as_deref() == Some(pods::owner(p).as_str()));
-    if !mine.is_empty() {
-        let names: Vec<String> = mine.iter().map(|p| pod_name(p)).collect();
-        out.notes.push(format!(
-            "left out {}: the Karpenter controller's own (KD1005 judges them)",
-            counted(&names)
-        ));
-    }
+    let candidates = leave_out(
+        candidates,
+        |p| own.as_deref() == Some(pods::owner(p).as_str()),
+        "the Karpenter controller's own (KD1005 judges them)",
+        &mut out.notes,
+    );
     if candidates.is_empty() {
         return Ok(out);
     }
@@ -165,16 +176,12 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let (events, nominated) = (events?, nominated?);
     let claims = cx.nodeclaims().await?;
     // A pod nominated to a NodeClaim that is still on its way is being served.
-    let (in_flight, candidates): (Vec<&Pod>, Vec<&Pod>) = candidates
-        .into_iter()
-        .partition(|p| nominated_in_flight(p, &nominated, &claims));
-    if !in_flight.is_empty() {
-        let names: Vec<String> = in_flight.iter().map(|p| pod_name(p)).collect();
-        out.notes.push(format!(
-            "left out {}: nominated by Karpenter to a NodeClaim still on its way",
-            counted(&names)
-        ));
-    }
+    let candidates = leave_out(
+        candidates,
+        |p| nominated_in_flight(p, &nominated, &claims),
+        "nominated by Karpenter to a NodeClaim still on its way",
+        &mut out.notes,
+    );
     if candidates.is_empty() {
         return Ok(out);
     }
@@ -259,28 +266,16 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
 }
 
 /// The newest `could not schedule pod` reason Karpenter logged per pod (`namespace/name`),
-/// from the running controller pods' current logs (the ones KD1009 reads).
+/// from the running controller pods' current logs; none when no controller pod runs.
 async fn logged_reasons(cx: &CheckCx) -> Result<HashMap<String, String>, FactError> {
-    let c = crate::checks::common::controller::controller(cx).await?;
-    let container = c.container();
-    let ns = c.deployment().namespace().to_string();
-    let names: Vec<String> = c
-        .pods
-        .iter()
-        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
-        .filter_map(|p| p.metadata.name.clone())
-        .collect();
-    let logs = futures::future::try_join_all(
-        names
-            .iter()
-            .map(|name| cx.pod_logs(&ns, name, &container, false)),
-    )
-    .await?;
+    let logs = match crate::checks::common::controller::current_logs(cx).await {
+        Err(FactError::NotInstalled { .. }) => Vec::new(),
+        other => other?,
+    };
     // Later lines overwrite earlier ones: the newest reason wins.
     Ok(logs
         .iter()
-        .filter_map(|l| l.as_deref())
-        .flat_map(crate::logs::unschedulable_pods)
+        .flat_map(|l| crate::logs::unschedulable_pods(l))
         .collect())
 }
 
