@@ -495,7 +495,11 @@ def derive_nominations(b):
     pod_events=[ev for e in b["facts"] if e["fact"]=={"events":{"kind":"Pod","namespace":None}} for ev in (e.get("value") or [])]
     b["facts"].append({"fact":{"eventsByReason":{"kind":"Pod","reason":"Nominated"}},
                        "value":[ev for ev in pod_events if ev.get("reason")=="Nominated" and ev.get("involvedObject",{}).get("kind")=="Pod"]})
-def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
+def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None, roots=None):
+    # roots: the checks whose errors are the scenario's root causes (every other error must be
+    # linked to one of them); reasoned from the scenario like `failing`, required when it fails.
+    if failing and roots is None:
+        raise SystemExit(f"{name}: declare roots= (the root causes) for a scenario that fails")
     d=os.path.join(ROOT,name); os.makedirs(d, exist_ok=True)
     derive_pending(b)
     derive_nodes(b)
@@ -520,6 +524,7 @@ def write(name, b, failing, unknown=(), skipped=(), exit_code=None, desc=None):
     json.dump(b, open(os.path.join(bd,"bundle.json"),"w"), indent=2); open(os.path.join(bd,"bundle.json"),"a").write("\n")
     exp={"description": desc or b["description"], "failing": sorted(failing), "unknown": sorted(unknown), "skipped": sorted(skipped),
          "exitCode": exit_code if exit_code is not None else (1 if failing else 0)}
+    if failing: exp["rootCauses"]=sorted(roots)
     json.dump(exp, open(os.path.join(d,"expect.json"),"w"), indent=2); open(os.path.join(d,"expect.json"),"a").write("\n")
 
 crash={"restarts":14,"exit":1,"reason":"Error"}
@@ -533,10 +538,10 @@ CRED_ERROR=logline("ERROR","ec2 api connectivity check failed",error="operation 
 CRASH_LOGS={n:logline("INFO","starting server",t="2026-11-23T09:58:01.420Z")+"\n"+CRED_ERROR for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")}
 write("controller-crashloop", bundle("Both controller pods crash-loop (exit 1, 14 restarts) because the controller cannot get AWS credentials at start-up: the previous container's log ends with \"ec2 api connectivity check failed ... no EC2 IMDS role found\".",
       dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"})],
-      logs=CRASH_LOGS, previous_logs=CRASH_LOGS), ["KD1001","KD1009"])
+      logs=CRASH_LOGS, previous_logs=CRASH_LOGS), ["KD1001","KD1009"], roots=["KD1001"])
 # Checks about the controller itself: nothing to judge without one.
 NO_CONTROLLER=["KD1004","KD1005","KD1006","KD1008","KD1009","KD7001","KD7002","KD7003","KD9001"]
-write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER)
+write("controller-missing", bundle("CRDs and NodePools exist but no controller Deployment runs anywhere (the chart was uninstalled, CRDs kept).", dep=[]), ["KD1001"], skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER, roots=["KD1001"])
 v1beta1 = {n: crd(n,g,k,p,versions=("v1beta1",),stored=("v1beta1",)) for n,g,k,p in CRDS}
 nf={"error":{"kind":"notInstalled","what":"the NodePool API (karpenter.sh/v1)"}}
 nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.aws/v1)"}}
@@ -544,11 +549,11 @@ nfc={"error":{"kind":"notInstalled","what":"the EC2NodeClass API (karpenter.k8s.
 # from the API the cluster serves and judges them (NodePools have no conditions in v1beta1, so
 # KD4005 has nothing to judge).
 write("crds-v1beta1", bundle("The controller was upgraded to 1.8.1 but the CRDs were left at v1beta1 (Helm does not upgrade CRDs): the v1 APIs are not served, and the NodePool and EC2NodeClass are still the v1beta1 objects 0.37 made.",
-      crds=v1beta1, nps=[as_v1beta1(nodepool())], ncs=[as_v1beta1(nodeclass())]), ["KD1002"], skipped=["KD4005"])
+      crds=v1beta1, nps=[as_v1beta1(nodepool())], ncs=[as_v1beta1(nodeclass())]), ["KD1002"], skipped=["KD4005"], roots=["KD1002"])
 missing_crd = {n: crd(n,g,k,p) for n,g,k,p in CRDS}; missing_crd["ec2nodeclasses.karpenter.k8s.aws"]=None
-write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4003"]+NODECLASS)
+write("crd-missing", bundle("The EC2NodeClass CRD was never installed (karpenter-crd chart skipped); NodePools exist.", crds=missing_crd, ncs=nfc), ["KD1002"], skipped=["KD4001","KD4003"]+NODECLASS, roots=["KD1002"])
 write("nodeclassref-invalid", bundle("Two NodePools that Karpenter ignores: one names an EC2NodeClass that does not exist, one still has a v1beta1-style reference without group and kind.",
-      nps=[nodepool(), nodepool("gpu", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"gpu"}), nodepool("legacy", ref={"name":"default"})]), ["KD4001"])
+      nps=[nodepool(), nodepool("gpu", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"gpu"}), nodepool("legacy", ref={"name":"default"})]), ["KD4001"], roots=["KD4001"])
 forb={"error":{"kind":"forbidden","permission":"get customresourcedefinitions.apiextensions.k8s.io","message":"customresourcedefinitions.apiextensions.k8s.io \"nodepools.karpenter.sh\" is forbidden: User \"karpdoctor\" cannot get resource \"customresourcedefinitions\" in API group \"apiextensions.k8s.io\" at the cluster scope"}}
 fb = {n: {"kind":"forbidden","error":forb["error"]} for n,_,_,_ in CRDS}
 write("forbidden-crds", bundle("karpdoctor's own identity may not read CRDs: KD1002 cannot conclude and must say which permission is missing; the rest is healthy.", crds=fb), [], unknown=["KD1002","KD1003"])
@@ -556,21 +561,21 @@ demo = bundle("Demo: a Karpenter 1.8.1 install whose controller crash-loops beca
       dep=[deployment(ready=0)], pods=[pod("karpenter-6d9f7c8b5d-7xk2p", crash=crash, env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", crash={"restarts":13,"exit":1,"reason":"Error"}, env=[])],
       crds=fb, nps=[nodepool(), nodepool("arm", ref={"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"graviton"}, arch=("arm64",))],
       logs=CRASH_LOGS, previous_logs=CRASH_LOGS)
-write("demo", demo, ["KD1001","KD1009","KD2006","KD4001"], unknown=["KD1002","KD1003"])
+write("demo", demo, ["KD1001","KD1009","KD2006","KD4001"], unknown=["KD1002","KD1003"], roots=["KD2006", "KD4001"])
 write("credentials-missing", bundle("The controller's ServiceAccount has no IRSA annotation and no Pod Identity association: the controller falls back to the node role.",
-      annotation=None, pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", env=[])]), ["KD2001"], skipped=GRANTS)
+      annotation=None, pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n", env=[])]), ["KD2001"], skipped=GRANTS, roots=["KD2001"])
 write("irsa-role-missing", bundle("The IRSA annotation names KarpenterControllerRole, a role that was never created (the role is KarpenterController-demo).",
       annotation="arn:aws:iam::111122223333:role/KarpenterControllerRole", role=False,
-      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[dict(e, value="arn:aws:iam::111122223333:role/KarpenterControllerRole") if e["name"]=="AWS_ROLE_ARN" else e for e in IRSA_ENV])]), ["KD2004"], skipped=GRANTS)
+      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[dict(e, value="arn:aws:iam::111122223333:role/KarpenterControllerRole") if e["name"]=="AWS_ROLE_ARN" else e for e in IRSA_ENV])]), ["KD2004"], skipped=GRANTS, roots=["KD2004"])
 write("pods-predate-irsa", bundle("The IRSA annotation was added after the controller pods started: they run without AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE.",
-      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n")]), ["KD2006"])
+      pods=[pod("karpenter-6d9f7c8b5d-7xk2p", env=[]), pod("karpenter-6d9f7c8b5d-q9w4n")]), ["KD2006"], roots=["KD2006"])
 write("both-irsa-and-pod-identity", bundle("The ServiceAccount is annotated for IRSA and also has a Pod Identity association to another role: IRSA wins (informational).",
-      assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":"arn:aws:iam::111122223333:role/KarpenterPodIdentity-demo"}]), ["KD2008"], exit_code=0)
+      assocs=[{"associationId":"a-0123456789abcdef0","namespace":NS,"serviceAccount":"karpenter","roleArn":"arn:aws:iam::111122223333:role/KarpenterPodIdentity-demo"}]), ["KD2008"], exit_code=0, roots=[])
 
 write("oidc-provider-missing", bundle("IRSA is configured, but the account has no IAM OIDC provider for the cluster's issuer (eksctl ... withOIDC was never run): every token exchange fails with InvalidIdentityToken.",
-      providers=[]), ["KD2002"])
+      providers=[]), ["KD2002"], roots=["KD2002"])
 write("irsa-trust-wrong-namespace", bundle("Karpenter runs in kube-system, but the IRSA role's trust policy names system:serviceaccount:karpenter:karpenter (the terraform-aws-eks v20 default): AssumeRoleWithWebIdentity is refused.",
-      ns="kube-system", trust=irsa_trust(ns="karpenter")), ["KD2003"])
+      ns="kube-system", trust=irsa_trust(ns="karpenter")), ["KD2003"], roots=["KD2003"])
 
 # ---- EKS Pod Identity scenarios -------------------------------------------------------------
 PI_ROLE="arn:aws:iam::111122223333:role/KarpenterPodIdentity-demo"
@@ -601,10 +606,10 @@ def pi_bundle(desc, addon="ACTIVE", agents=True, fargate=False, trust=PI_TRUST, 
         b["emulator"]={**default_emulator(b), "roles":[{"name":"eks-system-nodes","trust":json.loads(NODE_TRUST)}]}
     return b
 write("healthy-pod-identity", pi_bundle("A healthy install using EKS Pod Identity: the association's role trusts pods.eks.amazonaws.com, the agent add-on is ACTIVE with a pod on each controller node."), [])
-write("pod-identity-agent-missing", pi_bundle("Pod Identity chosen (an association exists) but the eks-pod-identity-agent add-on was never installed: no credentials reach the controller.", addon=None, agents=False), ["KD2005"])
-write("pod-identity-on-fargate", pi_bundle("The controller runs on Fargate with only a Pod Identity association: Pod Identity is not supported on Fargate.", fargate=True), ["KD2005"])
+write("pod-identity-agent-missing", pi_bundle("Pod Identity chosen (an association exists) but the eks-pod-identity-agent add-on was never installed: no credentials reach the controller.", addon=None, agents=False), ["KD2005"], roots=["KD2005"])
+write("pod-identity-on-fargate", pi_bundle("The controller runs on Fargate with only a Pod Identity association: Pod Identity is not supported on Fargate.", fargate=True), ["KD2005"], roots=["KD2005"])
 write("pod-identity-trust-incomplete", pi_bundle("The Pod Identity role trusts pods.eks.amazonaws.com for sts:AssumeRole only, without sts:TagSession.",
-      trust=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":"sts:AssumeRole"}]})), ["KD2005"])
+      trust=json.dumps({"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"pods.eks.amazonaws.com"},"Action":"sts:AssumeRole"}]})), ["KD2005"], roots=["KD2005"])
 
 # ---- What the controller role may do (IAM simulation, SCPs, boundaries) ---------------------
 # The six denials of the documented training-account setup.
@@ -612,7 +617,7 @@ TRAINING_SCP={"Version":"2012-10-17","Statement":[{"Sid":"TrainingGuardrails","E
     "sqs:CreateQueue","events:PutRule","eks-auth:AssumeRoleForPodIdentity","ssm:GetParameter","kms:CreateKey","iam:CreateServiceLinkedRole"],"Resource":"*"}]}
 b=bundle("A training account whose SCPs deny sqs:CreateQueue, events:PutRule, eks-auth:AssumeRoleForPodIdentity, ssm:GetParameter, kms:CreateKey and iam:CreateServiceLinkedRole; Karpenter was installed anyway with IRSA and an al2023@latest alias, which needs ssm:GetParameter.")
 b["emulator"]={**default_emulator(b), "scps":[{"name":"training-guardrails","document":TRAINING_SCP}]}
-write("scp-training-account", b, ["KD2101"])
+write("scp-training-account", b, ["KD2101"], roots=["KD2101"])
 
 # The region allow-list of the AWS Organizations SCP examples ("Deny access to AWS based on the
 # requested AWS Region"): one Deny with NotAction for the global services, applying when the
@@ -638,7 +643,7 @@ OTHER_REGION_SCP=json.loads(json.dumps(REGION_SCP).replace('["us-west-2", "eu-we
 assert OTHER_REGION_SCP!=REGION_SCP
 b=bundle("The cluster was created in us-west-2, but the organization's region allow-list SCP (AWS's example) allows only eu-west-1: every regional call of the controller (EC2, EKS, SSM, SQS) is denied; IAM, pricing and KMS are exempted as global.")
 b["emulator"]={**default_emulator(b), "scps":[{"name":"allowed-regions","document":OTHER_REGION_SCP}]}
-write("scp-region-allow-list-excludes-cluster", b, ["KD2101","KD7001"])
+write("scp-region-allow-list-excludes-cluster", b, ["KD2101","KD7001"], roots=["KD2101"])
 
 
 pre={"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:00:00Z",
@@ -657,7 +662,7 @@ pre={"bundleVersion":1,"karpdoctorVersion":"0.1.0","recordedAt":"2026-11-23T10:0
               "scps":[{"name":"training-guardrails","document":TRAINING_SCP}]}}
 import copy
 ready=copy.deepcopy(pre)  # before write(), which adds the recorded simulations to `pre`
-write("scp-training-account-pre-install", pre, ["KD2201","KD2202"])
+write("scp-training-account-pre-install", pre, ["KD2201","KD2202"], roots=["KD2201"])
 
 ready["description"]="Before installing Karpenter 1.8.1 into an account without restrictive SCPs, as an administrator: the cluster exists, its IAM OIDC provider too, and the Spot service-linked role was created earlier. Nothing to report."
 ready["facts"]=[f for f in ready["facts"] if f["fact"]!={"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}]
@@ -669,21 +674,21 @@ write("pre-install-ready", ready, [])
 b=bundle("The controller role was given the policy of a copied install guide: ec2:*, iam:* and sqs:* on every resource, plus the few other actions Karpenter uses. Everything works, and the controller could also create IAM users or delete VPCs.")
 b["emulator"]={"rolePolicies":[{"role":"KarpenterController-demo","name":"karpenter-wide","document":{"Version":"2012-10-17","Statement":[
     {"Effect":"Allow","Action":["ec2:*","iam:*","sqs:*","eks:DescribeCluster","ssm:GetParameter","pricing:GetProducts"],"Resource":"*"}]}}]}
-write("controller-policy-overbroad", b, ["KD2104"], exit_code=0)
+write("controller-policy-overbroad", b, ["KD2104"], exit_code=0, roots=[])
 
 b=bundle("The controller was upgraded to 1.8.1 but its role still carries the 1.6 controller policy: iam:ListInstanceProfiles (needed since 1.7) is not granted.")
 b["emulator"]={"rolePolicies":[{"role":"KarpenterController-demo","name":"karpenter-controller","reference":{"version":"1.6.3"}}]}
-write("controller-policy-outdated", b, ["KD2102"])
+write("controller-policy-outdated", b, ["KD2102"], roots=["KD2102"])
 
 BOUNDARY="arn:aws:iam::111122223333:policy/ec2-only-boundary"
 b=bundle("The controller role has the full 1.8.1 policy but a permissions boundary that only allows ec2:* and iam:PassRole: SSM, SQS, EKS, pricing and instance-profile calls are denied by the boundary.",
     overrides=[({"iamRole":{"name":"KarpenterController-demo"}}, {"value":{"name":"KarpenterController-demo","arn":ROLE_ARN,"path":"/","trustPolicy":irsa_trust(),"permissionsBoundaryArn":BOUNDARY}})])
 b["emulator"]={**default_emulator(b), "boundaries":[{"name":"ec2-only-boundary","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["ec2:*","iam:PassRole"],"Resource":"*"}]}}]}
-write("controller-boundary-blocks", b, ["KD2103","KD7001"])
+write("controller-boundary-blocks", b, ["KD2103","KD7001"], roots=["KD2103"])
 
 b=pi_bundle("EKS Pod Identity is wired correctly, but an SCP denies eks-auth:AssumeRoleForPodIdentity to every role of the account: neither the node group's role nor the Karpenter node role (one replica runs on a Karpenter node) lets the agent fetch the controller's credentials.", karpenter_node=NODE_B)
 b["emulator"]["scps"]=[{"name":"no-pod-identity","document":{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Action":"eks-auth:AssumeRoleForPodIdentity","Resource":"*"}]}}]
-write("pod-identity-blocked-by-scp", b, ["KD1006","KD2007"])
+write("pod-identity-blocked-by-scp", b, ["KD1006","KD2007"], roots=["KD2007"])
 
 write("pod-identity-self-managed-nodes", pi_bundle("Pod Identity on a self-managed node group (no EKS node group, not a Karpenter node): karpdoctor cannot tell which IAM role the agent calls eks-auth:AssumeRoleForPodIdentity with, so KD2007 cannot conclude and says why.", self_managed=True), [], unknown=["KD2007"])
 
@@ -721,7 +726,7 @@ def profile_fact(name=PROFILE, roles=(NODE_ROLE_ARN,)):
 b=bundle("The EC2NodeClass pins amiSelectorTerms to ami-0e1f2a3b4c5d6e7f8, an id copied from a guide written for eu-west-1, and uses spec.instanceProfile: the id does not exist in us-west-2, so AMIsReady is False (AMINotFound) and nothing launches.",
     ncs=[custom_nc({"amiSelectorTerms":[{"id":EU_AMI}],"instanceProfile":PROFILE}, failing=("AMIsReady","AMINotFound","AMISelector did not match any AMIs"), drop=("role",))],
     overrides=[profile_fact(), fact({"ec2Images":{"filters":[{"name":"image-id","values":[EU_AMI]}],"owners":[]}}, [])])
-write("ami-id-from-other-region", b, ["KD3003","KD3008"])
+write("ami-id-from-other-region", b, ["KD3003","KD3008"], roots=["KD3003"])
 
 # (2) Controller on Fargate (IRSA); the Karpenter node role was never added to aws-auth.
 FARGATE_POD_ROLE="arn:aws:iam::111122223333:role/eks-fargate-pod-execution-role"
@@ -740,7 +745,7 @@ b=bundle("The controller runs on Fargate (IRSA) in a CONFIG_MAP cluster whose aw
 for e in b["facts"]:
     if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
-write("node-role-missing-from-aws-auth", b, ["KD5001","KD6002"])
+write("node-role-missing-from-aws-auth", b, ["KD5001","KD6002"], roots=["KD5001"])
 
 # Mid-upgrade (issue: a check that can judge from what the cluster serves never skips): the
 # CRDs still serve only v1beta1, and the node role is missing from aws-auth. The node-join
@@ -751,7 +756,7 @@ b=bundle("Mid-upgrade: the controller runs 1.8.1 but the CRDs still serve only v
 for e in b["facts"]:
     if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
-write("upgrade-in-progress-node-role-unmapped", b, ["KD1002","KD5001"], skipped=["KD4005"])
+write("upgrade-in-progress-node-role-unmapped", b, ["KD1002","KD5001"], skipped=["KD4005"], roots=["KD1002", "KD5001"])
 
 # (3) Spot on Graviton in an account that never launched Spot.
 spot_pool=nodepool(arch=("arm64",))
@@ -759,25 +764,25 @@ spot_pool["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arc
     {"key":"karpenter.sh/capacity-type","operator":"In","values":["spot"]},{"key":"karpenter.k8s.aws/instance-family","operator":"In","values":["t4g"]}]
 b=bundle("A NodePool allows only spot t4g (arm64) instances in an account where AWSServiceRoleForEC2Spot was never created; the controller's 1.8.1 policy (rightly) cannot create it, so every launch fails with AuthFailure.ServiceLinkedRoleCreationNotPermitted.",
     nps=[spot_pool], overrides=[fact({"iamRole":{"name":"AWSServiceRoleForEC2Spot"}}, None)])
-write("spot-service-linked-role-missing", b, ["KD4004"])
+write("spot-service-linked-role-missing", b, ["KD4004"], roots=["KD4004"])
 
 # (4) The node role's access entry was created without --type: STANDARD.
 b=bundle("The cluster uses the API authentication mode and the node role's access entry was created without --type, so it is STANDARD: nodes authenticate but get no node permissions and never register.",
     overrides=[fact({"eksAccessEntries":{"cluster":"demo"}}, [access_entry(NODE_ROLE_ARN, "STANDARD")])])
 for e in b["facts"]:
     if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="API"
-write("access-entry-standard", b, ["KD5003"])
+write("access-entry-standard", b, ["KD5003"], roots=["KD5003"])
 
 # (5) Subnets tagged for discovery, security groups not.
 b=bundle("The subnets carry karpenter.sh/discovery: demo but no security group does (the tagging step of the guide was run for subnets only): SecurityGroupsReady is False and nothing launches.",
     ncs=[custom_nc(failing=("SecurityGroupsReady","SecurityGroupsNotFound","SecurityGroupSelector did not match any SecurityGroups"))],
     overrides=[fact("ec2SecurityGroups", groups(disc={}))])
-write("security-groups-untagged", b, ["KD3002","KD3008"])
+write("security-groups-untagged", b, ["KD3002","KD3008"], roots=["KD3002"])
 
 # More single-problem scenarios, one per remaining code.
 b=bundle("The subnet selector asks for karpenter.sh/discovery: demo-cluster, but the subnets are tagged demo (a copied cluster name): SubnetsReady is False.",
     ncs=[custom_nc({"subnetSelectorTerms":[{"tags":{"karpenter.sh/discovery":"demo-cluster"}}]}, failing=("SubnetsReady","SubnetsNotFound","SubnetSelector did not match any Subnets"))])
-write("subnet-selector-typo", b, ["KD3001","KD3008"])
+write("subnet-selector-typo", b, ["KD3001","KD3008"], roots=["KD3001"])
 
 X86_AMI="ami-0a1b2c3d4e5f60718"
 b=bundle("An arm64-only NodePool uses an EC2NodeClass pinned to one x86_64 AMI id: \"no instance types satisfy requirements of amis\".",
@@ -785,21 +790,21 @@ b=bundle("An arm64-only NodePool uses an EC2NodeClass pinned to one x86_64 AMI i
     ncs=[custom_nc({"amiSelectorTerms":[{"id":X86_AMI}],"amiFamily":"AL2023"})],
     overrides=[fact({"ec2Images":{"filters":[{"name":"image-id","values":[X86_AMI]}],"owners":[]}},
         [{"imageId":X86_AMI,"name":"amazon-eks-node-al2023-x86_64-standard-1.33-v20261101","architecture":"x86_64","state":"available","ownerId":"602401143452","creationDate":"2026-11-01T00:00:00.000Z","deprecationTime":None,"tags":{}}])])
-write("nodepool-arch-without-ami", b, ["KD3004"])
+write("nodepool-arch-without-ami", b, ["KD3004"], roots=["KD3004"])
 
 CTRL="KarpenterController-demo"
 b=bundle("spec.role names the controller's own role (KarpenterController-demo) instead of the node role: EC2 may not assume it, it lacks the node policies, the controller may not pass it, and it is in no aws-auth entry or access entry.",
     ncs=[custom_nc({"role":CTRL})], overrides=[fact({"iamAttachedRolePolicies":{"role":CTRL}}, [])])
-write("nodeclass-uses-controller-role", b, ["KD2102","KD3005","KD3007","KD5001"])
+write("nodeclass-uses-controller-role", b, ["KD3005","KD3007","KD5001"], roots=["KD3005"])
 
 b=bundle("spec.instanceProfile names KarpenterNodeInstanceProfile-demo, which does not exist in the account: ValidationSucceeded is False (InstanceProfileNotFound).",
     ncs=[custom_nc({"instanceProfile":PROFILE}, failing=("ValidationSucceeded","InstanceProfileNotFound","Instance profile \"%s\" not found"%PROFILE), drop=("role",))],
     overrides=[profile_fact(roles=None)])
-write("instance-profile-missing", b, ["KD3006","KD3008"])
+write("instance-profile-missing", b, ["KD3006","KD3008"], roots=["KD3006"])
 
 b=bundle("The controller role's policy lacks the AllowPassingInstanceRole statement (a hand-trimmed copy of the 1.8.1 policy): iam:PassRole of the node role is not granted and every launch fails with UnauthorizedOperation.")
 b["emulator"]={"rolePolicies":[{"role":CTRL,"name":"karpenter-controller","reference":{"version":"1.8.1","omit":["AllowPassingInstanceRole"]}}]}
-write("passrole-not-granted", b, ["KD2102","KD3007"])
+write("passrole-not-granted", b, ["KD3007"], roots=["KD3007"])
 
 # Accounts that forbid attaching AWS managed policies give the node role a copy of what they
 # grant as its own (inline) policy: nothing is missing, and KD3005 must not say otherwise.
@@ -825,7 +830,7 @@ b=bundle("spec.instanceProfile names eks-system-nodes-profile, made by the platf
     overrides=[profile_fact(MNG_PROFILE, roles=(MNG_ROLE_ARN,)),
                fact({"iamRole":{"name":"eks-system-nodes"}}, {"name":"eks-system-nodes","arn":MNG_ROLE_ARN,"path":"/","trustPolicy":NODE_TRUST,"permissionsBoundaryArn":None}),
                fact({"iamAttachedRolePolicies":{"role":"eks-system-nodes"}}, attached())])
-write("instance-profile-passrole-denied", b, ["KD2102","KD3007"])
+write("instance-profile-passrole-denied", b, ["KD3007"], roots=["KD3007"])
 
 # aws/karpenter-provider-aws#8190: the organization denies ec2:RunInstances unless an AWS service
 # makes the call. Karpenter's launches go through CreateFleet (EC2 Fleet calls RunInstances,
@@ -838,7 +843,7 @@ VIA_SCP={"Version":"2012-10-17","Statement":[{"Sid":"RunInstancesOnlyThroughServ
 b=bundle("The organization's SCP denies ec2:RunInstances unless an AWS service makes the call (as in aws/karpenter-provider-aws#8190): Karpenter's own DryRun validation calls it directly, so the EC2NodeClass reports ValidationSucceeded=False (RunInstancesAuthCheckFailed), while every simulation of the controller's policy allows the launch.",
     ncs=[custom_nc(failing=("ValidationSucceeded","RunInstancesAuthCheckFailed","Controller isn't authorized to call ec2:RunInstances"))])
 b["emulator"]={**default_emulator(b), "scps":[{"name":"run-instances-via-services","document":VIA_SCP}]}
-write("validation-denied-simulation-allows", b, ["KD3008"])
+write("validation-denied-simulation-allows", b, ["KD3008"], roots=["KD3008"])
 
 # aws/karpenter-provider-aws#7370: the controller logs "UnauthorizedOperation ... ec2:RunInstances
 # ... with an explicit deny in a service control policy" while nodes keep launching, and every
@@ -848,11 +853,11 @@ DENIED_LINE=logline("ERROR","Reconciler error",controller="nodeclaim.lifecycle",
 b=bundle("The controller logs UnauthorizedOperation on ec2:RunInstances \"with an explicit deny in a service control policy\" (as in aws/karpenter-provider-aws#7370) while every simulation of its policy allows the launch: the denial comes from what a simulation cannot see (here an SCP that allows RunInstances only through AWS services).",
     logs={n:HEALTHY_LOG+"\n".join([DENIED_LINE]*3)+"\n" for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")})
 b["emulator"]={**default_emulator(b), "scps":[{"name":"run-instances-via-services","document":VIA_SCP}]}
-write("log-denied-simulation-allows", b, ["KD1009"], exit_code=0)
+write("log-denied-simulation-allows", b, ["KD1009"], exit_code=0, roots=[])
 
 b=bundle("The EC2NodeClass selects two /26 subnets with 59 free addresses each: enough today, not for a scale-up with the VPC CNI's warm IPs (warning).",
     overrides=[fact("ec2Subnets", subnets(prefix=26))])
-write("subnets-nearly-full", b, ["KD3009"], exit_code=0)
+write("subnets-nearly-full", b, ["KD3009"], exit_code=0, roots=[])
 
 tabbed="- groups:\n  - system:bootstrappers\n  - system:nodes\n  rolearn: %s\n  username: system:node:{{EC2PrivateDNSName}}\n- rolearn: %s\n\tusername: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"%(MNG_ROLE_ARN, NODE_ROLE_ARN)
 b=bundle("aws-auth was edited by hand and the node role's entry is indented with a tab: the whole mapRoles no longer parses, so in this CONFIG_MAP cluster no node role is mapped.",
@@ -860,7 +865,7 @@ b=bundle("aws-auth was edited by hand and the node role's entry is indented with
 for e in b["facts"]:
     if isinstance(e["fact"],dict) and "eksCluster" in e["fact"]: e["value"]["authenticationMode"]="CONFIG_MAP"
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eksAccessEntries" in e["fact"])]
-write("aws-auth-tab-indented", b, ["KD5001","KD5002"])
+write("aws-auth-tab-indented", b, ["KD5001","KD5002"], roots=["KD5002"])
 
 # Nothing names the cluster: no controller (so no CLUSTER_NAME), a kube context whose cluster
 # entry is neither an EKS ARN nor an eksctl name, and no --cluster. The AWS-side checks cannot
@@ -870,7 +875,7 @@ b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
 b["target"].update({"cluster":None,"kubeContext":"prod"})
 write("cluster-name-unknown", b, ["KD1001"],
       unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003","KD5004","KD5005","KD5006"],
-      skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER)
+      skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER, roots=["KD1001"])
 
 
 # A customer managed EBS key: the key policy only delegates to IAM, the controller role's
@@ -890,7 +895,7 @@ b=bundle("Node volumes are encrypted with a customer managed KMS key whose polic
                fact({"kmsGrants":{"keyId":KEY_ARN,"grantee":SPOT_SLR["arn"]}}, [])])
 b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"]}
 b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"]!="AWSServiceRoleForEC2Spot"]
-write("ebs-cmk-unusable", b, ["KD3010"])
+write("ebs-cmk-unusable", b, ["KD3010"], roots=["KD3010"])
 
 
 # ---- Controller install, NodePools, NodeClaims, interruption (KD1xxx, KD4xxx, KD6xxx, KD7xxx, KD9001)
@@ -915,7 +920,7 @@ b=bundle("Karpenter was installed into kube-system on a cluster whose only capac
     pods=[pending_pod("karpenter-6d9f7c8b5d-7xk2p","kube-system",msg), pending_pod("karpenter-6d9f7c8b5d-q9w4n","kube-system",msg)],
     overrides=[fact({"eksFargateProfiles":{"cluster":"demo"}}, [{"name":"karpenter","status":"ACTIVE","podExecutionRoleArn":FARGATE_POD_ROLE,
         "subnets":["subnet-0a1b2c3d","subnet-0e4f5a6b"],"selectors":[{"namespace":"karpenter","labels":{}}]}])])
-write("controller-on-fargate-pending", b, ["KD1001","KD1005"], skipped=["KD1009","KD9001"])
+write("controller-on-fargate-pending", b, ["KD1001","KD1005"], skipped=["KD1009","KD9001"], roots=["KD1005"])
 
 # (2) The interruption queue is in the Helm values but was never created.
 b=bundle("settings.interruptionQueue is demo (the CAS-migration guide's Helm values) but the queue was never created: the controller retries GetQueueUrl forever and handles no interruption.",
@@ -923,7 +928,7 @@ b=bundle("settings.interruptionQueue is demo (the CAS-migration guide's Helm val
           for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")},
     overrides=[fact({"sqsQueue":{"name":"demo"}}, None), fact("sqsQueues", [])])
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and "eventRules" in e["fact"])]
-write("interruption-queue-missing", b, ["KD1009","KD7001"], skipped=["KD7002"])
+write("interruption-queue-missing", b, ["KD1009","KD7001"], skipped=["KD7002"], roots=["KD7001"])
 
 # (2b) One root cause, one error: the Helm value names the queue with a typo ("Demo"; SQS
 # names are case-sensitive), the controller role's policy grants the queue that exists
@@ -935,7 +940,7 @@ b=bundle("settings.interruptionQueue is Demo but the queue created for the clust
     overrides=[fact({"sqsQueue":{"name":"Demo"}}, None)])
 set_env(b, "INTERRUPTION_QUEUE", "Demo")
 b["facts"]=[e for e in b["facts"] if not (isinstance(e["fact"],dict) and ("eventRules" in e["fact"] or e["fact"]=={"sqsQueue":{"name":"demo"}}))]
-write("interruption-queue-name-case", b, ["KD1009","KD7001"], skipped=["KD7002"])
+write("interruption-queue-name-case", b, ["KD1009","KD7001"], skipped=["KD7002"], roots=["KD7001"])
 
 # (3) A v1.0 upgrade that left v1beta1 in storedVersions.
 left={n: crd(n,g,k,p,stored=("v1beta1","v1")) for n,g,k,p in CRDS if g=="karpenter.sh"}
@@ -944,14 +949,14 @@ left={n: crd(n,g,k,p,stored=("v1beta1","v1")) for n,g,k,p in CRDS if g=="karpent
 left["nodeclaims.karpenter.sh"]["spec"]["conversion"]={"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1beta1","v1"],
     "clientConfig":{"service":{"namespace":"kube-system","name":"karpenter","port":8443,"path":"/conversion/karpenter.sh"}}}}
 write("crds-stored-v1beta1", bundle("The cluster went through the v1.0 migration and is now on 1.8.1, but status.storedVersions of the NodePool and NodeClaim CRDs still lists v1beta1 (the next karpenter-crd upgrade fails with \"status.storedVersions[0]: Invalid value: \\\"v1beta1\\\": must appear in spec.versions\"), and the NodeClaim CRD still converts through the 1.0 webhook at kube-system/karpenter, a Service that no longer exists.",
-    crds=left, overrides=[fact({"service":{"namespace":"kube-system","name":"karpenter"}}, None)]), ["KD1003"])
+    crds=left, overrides=[fact({"service":{"namespace":"kube-system","name":"karpenter"}}, None)]), ["KD1003"], roots=["KD1003"])
 
 # (4) A NodePool requiring arm64 with the t3 family.
 arm_t3=nodepool(arch=("arm64",))
 arm_t3["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},
     {"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]},{"key":"karpenter.k8s.aws/instance-family","operator":"In","values":["t3"]}]
 nc=nodeclass(); nc["status"]["amis"].append({"id":"ami-0b2c3d4e5f6071829","name":"amazon-eks-node-al2023-arm64-standard-1.33-v20261101","requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]})
-write("nodepool-arm64-t3", bundle("A NodePool asks for arm64 and the t3 family: t3 is x86-only (the arm64 burstable family is t4g), so no instance type can ever be launched.", nps=[arm_t3], ncs=[nc]), ["KD4003"])
+write("nodepool-arm64-t3", bundle("A NodePool asks for arm64 and the t3 family: t3 is x86-only (the arm64 burstable family is t4g), so no instance type can ever be launched.", nps=[arm_t3], ncs=[nc]), ["KD4003"], roots=["KD4003"])
 
 # minValues (launch flexibility): four families listed and at least four asked for, but the
 # category requirement drops t3; three families are left, so with MIN_VALUES_POLICY Strict (the
@@ -961,27 +966,27 @@ flex["spec"]["template"]["spec"]["requirements"]=[{"key":"kubernetes.io/arch","o
     {"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]},
     {"key":"karpenter.k8s.aws/instance-category","operator":"In","values":["c","m","r"]},
     {"key":"karpenter.k8s.aws/instance-family","operator":"In","values":["c5","m5","r5","t3"],"minValues":4}]
-write("nodepool-min-values-unmet", bundle("A NodePool lists four instance families and asks for at least four (minValues: 4, for launch flexibility), but its instance-category requirement (c, m, r) excludes t3: three families are left, so Karpenter, with the default MIN_VALUES_POLICY Strict, launches nothing from it.", nps=[flex]), ["KD4003"])
+write("nodepool-min-values-unmet", bundle("A NodePool lists four instance families and asks for at least four (minValues: 4, for launch flexibility), but its instance-category requirement (c, m, r) excludes t3: three families are left, so Karpenter, with the default MIN_VALUES_POLICY Strict, launches nothing from it.", nps=[flex]), ["KD4003"], roots=["KD4003"])
 
 # (5) Logs full of the pricing AccessDenied warning and nothing else wrong.
 PRICING=logline("ERROR","Reconciler error",controller="providers.pricing",error="updating pricing, retreiving on-demand pricing data, operation error Pricing: GetProducts, https response error StatusCode: 400, RequestID: 0d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d, api error AccessDeniedException: User: arn:aws:sts::111122223333:assumed-role/KarpenterController-demo/1700000000000000000 is not authorized to perform: pricing:GetProducts with an explicit deny in a service control policy")
 write("pricing-access-denied-noise", bundle("A training account's region allow-list SCP denies pricing:GetProducts (served from us-east-1): the controller logs AccessDenied every few minutes and works anyway with its built-in prices.",
-    logs={n:HEALTHY_LOG+"\n".join([PRICING]*6)+"\n" for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")}), ["KD9001"], exit_code=0)
+    logs={n:HEALTHY_LOG+"\n".join([PRICING]*6)+"\n" for n in ("karpenter-6d9f7c8b5d-7xk2p","karpenter-6d9f7c8b5d-q9w4n")}), ["KD9001"], exit_code=0, roots=[])
 
 # KD1002: CRDs one release behind the controller.
 old={"nodepools.karpenter.sh":crd("nodepools.karpenter.sh","karpenter.sh","NodePool","nodepools",fields=[f for f in SPEC_FIELDS["nodepools"] if f!="replicas"]),
      "nodeoverlays.karpenter.sh":None}
-write("crds-not-upgraded", bundle("The controller was upgraded to 1.8.1 with the karpenter chart only: the CRDs are still 1.6's (no NodeOverlay CRD, no NodePool spec.replicas), so new fields are rejected or silently dropped.", crds=old), ["KD1002"])
+write("crds-not-upgraded", bundle("The controller was upgraded to 1.8.1 with the karpenter chart only: the CRDs are still 1.6's (no NodeOverlay CRD, no NodePool spec.replicas), so new fields are rejected or silently dropped.", crds=old), ["KD1002"], roots=["KD1002"])
 
 # KD1004: a cluster endpoint copied from another cluster.
 b=bundle("settings.clusterEndpoint was copied from the staging cluster's values file: nodes bootstrap against staging's API server and never register here.")
 set_env(b, "CLUSTER_ENDPOINT", "https://0123456789ABCDEF.gr7.us-west-2.eks.amazonaws.com")
-write("controller-endpoint-mismatch", b, ["KD1004"])
+write("controller-endpoint-mismatch", b, ["KD1004"], roots=["KD1004"])
 
 # KD1006: one replica landed on a node Karpenter manages.
 b=bundle("A custom affinity in the Helm values dropped the chart's karpenter.sh/nodepool DoesNotExist term, and one controller replica now runs on a Karpenter node.")
 b["facts"]=[e for e in b["facts"] if e["fact"]!={"node":{"name":NODE_B}}]+[{"fact":{"node":{"name":NODE_B}},"value":node(NODE_B, karpenter=True)}]
-write("controller-on-karpenter-node", b, ["KD1006"], exit_code=0)
+write("controller-on-karpenter-node", b, ["KD1006"], exit_code=0, roots=[])
 
 # KD1007: v0.3x webhook configurations left behind.
 def webhook_config(name, kind="ValidatingWebhookConfiguration"):
@@ -993,18 +998,18 @@ svc={"apiVersion":"v1","kind":"Service","metadata":{"name":"karpenter","namespac
 b=bundle("The install was upgraded from 0.37 to 1.8.1 and the old webhook configurations were never deleted: validation.webhook.karpenter.sh and defaulting.webhook.karpenter.k8s.aws still call port 8443 of the karpenter Service, which now serves metrics only, so every NodePool edit fails.",
     overrides=[fact("webhookConfigurations", [webhook_config("validation.webhook.karpenter.sh"), webhook_config("defaulting.webhook.karpenter.k8s.aws","MutatingWebhookConfiguration")]),
                fact({"service":{"namespace":NS,"name":"karpenter"}}, svc)])
-write("stale-webhooks", b, ["KD1007"])
+write("stale-webhooks", b, ["KD1007"], roots=["KD1007"])
 
 # KD1008: a release too old for the cluster's Kubernetes version.
 OLD_IMAGE="public.ecr.aws/karpenter/controller:1.4.2@sha256:0f1e2d3c4b5a69788a9b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7"
 b=bundle("The control plane was upgraded to Kubernetes 1.33 while Karpenter stayed at 1.4.2; 1.33 needs Karpenter 1.5 or later.", dep=[deployment(image=OLD_IMAGE)])
 b["target"]["karpenterVersion"]="1.4.2"
-write("karpenter-too-old", b, ["KD1008"])
+write("karpenter-too-old", b, ["KD1008"], roots=["KD1008"])
 
 # KD1009: an error karpdoctor does not know, repeated with different request ids.
 UNKNOWN=[logline("ERROR","Reconciler error",controller="nodeclaim.disruption",error="getting drift, computing static drift, request id %s: resolving instance types, cache miss"%rid) for rid in ("7a1b2c3d-aaaa-4b5c-8d9e-0f1a2b3c4d5e","8b2c3d4e-bbbb-4c5d-9e0f-1a2b3c4d5e6f","9c3d4e5f-cccc-4d5e-8f1a-2b3c4d5e6f70")]
 write("controller-log-errors", bundle("The controller keeps logging an error karpdoctor has no pattern for (the same message with a new request id each time): shown verbatim, once, as a warning.",
-    logs={"karpenter-6d9f7c8b5d-7xk2p":HEALTHY_LOG+"\n".join(UNKNOWN)+"\n"}), ["KD1009"], exit_code=0)
+    logs={"karpenter-6d9f7c8b5d-7xk2p":HEALTHY_LOG+"\n".join(UNKNOWN)+"\n"}), ["KD1009"], exit_code=0, roots=[])
 
 # NodePool and NodeClaim lifecycle.
 def claim(name, pool="default", launched=("True","Launched",""), registered=("True","Registered",""), initialized=("True","Initialized",""), since="2026-11-23T09:40:00Z", capacity=None, node_name=None):
@@ -1020,12 +1025,12 @@ def claim(name, pool="default", launched=("True","Launched",""), registered=("Tr
 limited=nodepool(); limited["spec"]["limits"]={"cpu":"16","memory":"64Gi"}
 limited["status"]["resources"]={"cpu":"16","memory":"64Gi","nodes":"2","pods":"116"}
 write("nodepool-limits-reached", bundle("The default NodePool has limits of 16 CPUs and 64Gi; its two m5.2xlarge NodeClaims hold exactly that, so pending pods wait and Karpenter logs \"all available instance types exceed limits for nodepool\".",
-    nps=[limited], overrides=[fact("nodeClaims", [claim("default-a1b2c"), claim("default-d3e4f")])]), ["KD4002"])
+    nps=[limited], overrides=[fact("nodeClaims", [claim("default-a1b2c"), claim("default-d3e4f")])]), ["KD4002"], roots=["KD4002"])
 
 unhealthy=nodepool()
 unhealthy["status"]["conditions"]+= [{"type":"NodeClassReady","status":"True","reason":"NodeClassReady","message":"","lastTransitionTime":"2026-11-20T08:05:00Z"},
     {"type":"NodeRegistrationHealthy","status":"False","reason":"RegistrationFailed","message":"Failed to register node","lastTransitionTime":"2026-11-23T09:20:00Z"}]
-write("nodepool-registration-unhealthy", bundle("The last NodeClaims of the default NodePool launched and never registered; Karpenter deleted them after 15 minutes, and only the NodePool's NodeRegistrationHealthy=False (RegistrationFailed) remembers it.", nps=[unhealthy]), ["KD4005"])
+write("nodepool-registration-unhealthy", bundle("The last NodeClaims of the default NodePool launched and never registered; Karpenter deleted them after 15 minutes, and only the NodePool's NodeRegistrationHealthy=False (RegistrationFailed) remembers it.", nps=[unhealthy]), ["KD4005"], roots=["KD4005"])
 
 ice=[{"apiVersion":"v1","kind":"Event","metadata":{"name":"default-%s.18a2b3c4d5e6f7a8"%n,"namespace":"default","uid":"0f1e2d3c-%s-4a6b-8c7d-9e0f1a2b3c4d"%n},
       "involvedObject":{"apiVersion":"karpenter.sh/v1","kind":"NodeClaim","name":"default-%s"%n},"reason":"InsufficientCapacityError",
@@ -1034,7 +1039,7 @@ ice=[{"apiVersion":"v1","kind":"Event","metadata":{"name":"default-%s.18a2b3c4d5
 quota=claim("default-u7i8o", launched=("Unknown","VCPULimitExceeded","An instance was requested that would exceed your VCPU quota"), registered=("Unknown","AwaitingReconciliation","object is awaiting reconciliation"),
             initialized=("Unknown","AwaitingReconciliation","object is awaiting reconciliation"), since="2026-11-23T09:58:00Z")
 write("nodeclaim-launch-failed", bundle("A NodeClaim cannot launch because the account's On-Demand vCPU quota is exhausted (VCPULimitExceeded), and two earlier NodeClaims were deleted after insufficient capacity errors.",
-    overrides=[fact("nodeClaims", [claim("default-a1b2c"), quota]), fact({"events":{"kind":"NodeClaim","namespace":None}}, ice)]), ["KD6001"])
+    overrides=[fact("nodeClaims", [claim("default-a1b2c"), quota]), fact({"events":{"kind":"NodeClaim","namespace":None}}, ice)]), ["KD6001"], roots=["KD6001"])
 
 CILIUM="ip-192-168-91-7.us-west-2.compute.internal"
 stuck_node=node(CILIUM, karpenter=True)
@@ -1042,7 +1047,7 @@ stuck_node["spec"]={"taints":[{"key":"node.cilium.io/agent-not-ready","value":"t
 stuck_node["status"]={"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}
 write("nodeclaim-not-initialized", bundle("The NodePool lists Cilium's startup taint, but Cilium's agent is not scheduled on Karpenter nodes: the node is Ready, keeps the taint and the NodeClaim never initializes.",
     overrides=[fact("nodeClaims", [claim("default-p0o9i", initialized=("Unknown","StartupTaintsExist","StartupTaint \"node.cilium.io/agent-not-ready=true:NoExecute\" still exists"), node_name=CILIUM)]),
-               fact({"node":{"name":CILIUM}}, stuck_node)]), ["KD6003"])
+               fact({"node":{"name":CILIUM}}, stuck_node)]), ["KD6003"], roots=["KD6003"])
 
 # Interruption: rules and queue encryption; no queue at all while spot is allowed.
 SQS_KEY_ID="5678abcd-56ab-78cd-90ef-5678901234cd"
@@ -1050,7 +1055,7 @@ SQS_KEY_ARN="arn:aws:kms:us-west-2:111122223333:key/"+SQS_KEY_ID
 b=bundle("The queue was created with a customer managed KMS key whose policy only delegates to IAM (so EventBridge may not use it), and only the spot interruption rule was created: nothing reaches the queue, and health, rebalance and state-change events have no rule at all.",
     overrides=[fact({"sqsQueue":{"name":"demo"}}, queue(kms=SQS_KEY_ARN)), fact({"eventRules":{"targetArn":QUEUE_ARN}}, rules(only=["SpotInterruptionRule"])),
                fact({"kmsKey":{"keyId":SQS_KEY_ARN}}, {"keyId":SQS_KEY_ID,"arn":SQS_KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY})])
-write("interruption-rules-missing", b, ["KD7002"])
+write("interruption-rules-missing", b, ["KD7002"], roots=["KD7002"])
 
 mixed_spot=nodepool(); mixed_spot["spec"]["template"]["spec"]["requirements"][1]["values"]=["spot","on-demand"]
 b=bundle("NodePools allow spot but settings.interruptionQueue is empty (interruption handling was skipped at install): two-minute spot notices go unheard.",
@@ -1064,7 +1069,7 @@ b["emulator"]={**default_emulator(b), "serviceLinkedRoles":["spot.amazonaws.com"
     "assumeRole":{"roleArn":PLATFORM_ADMIN["arn"],"session":"alice"}}
 b["emulator"]["rolePolicies"]=[p for p in b["emulator"]["rolePolicies"] if p["role"] not in ("AWSServiceRoleForEC2Spot","PlatformAdmin")]
 b["emulator"]["rolePolicies"].append({"role":"PlatformAdmin","name":"admin","document":{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}})
-write("interruption-handling-disabled", b, ["KD7003"], exit_code=0)
+write("interruption-handling-disabled", b, ["KD7003"], exit_code=0, roots=[])
 
 # ---- The corpus: scenarios reconstructed from public threads and healthy installs of distinct
 # shapes, one file per area under scripts/corpus/. Each file is run with this script's helpers

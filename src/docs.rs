@@ -8,6 +8,8 @@ use crate::target::Target;
 /// The sections every doc has, in order.
 pub const SECTIONS: &[&str] = &[
     "What it checks",
+    // Whether a finding is an error (broken now) or a warning (breaks on a named action).
+    "Severity",
     "Why it matters",
     "How to fix",
     "How to verify",

@@ -97,6 +97,13 @@ pub struct Pattern {
 
 const DENIED: &[&str] = &["accessdenied", "unauthorizedoperation", "not authorized"];
 
+/// The checks that own a failure of the controller's own AWS credentials: its identity
+/// wiring (KD2001-KD2006) and, in a VPC without a way out, the STS or EKS Auth endpoint the
+/// credentials come from (KD5005).
+pub const CREDENTIAL_OWNERS: &[&str] = &[
+    "KD2001", "KD2002", "KD2003", "KD2004", "KD2005", "KD2006", "KD5005",
+];
+
 /// Most specific first: the first match wins.
 pub static PATTERNS: &[Pattern] = &[
     Pattern {
@@ -112,7 +119,7 @@ pub static PATTERNS: &[Pattern] = &[
     Pattern {
         id: "credentials",
         summary: "the controller cannot get AWS credentials",
-        owners: &["KD2001", "KD2002", "KD2003", "KD2004", "KD2005", "KD2006"],
+        owners: CREDENTIAL_OWNERS,
         benign: false,
         any: &[
             "webidentityerr",
@@ -125,6 +132,22 @@ pub static PATTERNS: &[Pattern] = &[
             "no ec2 imds role found",
             "get identity: get credentials",
             "eks-auth",
+        ],
+        also: &[],
+    },
+    Pattern {
+        id: "crds",
+        summary: "the controller's CRDs are missing or do not serve the API version it reads",
+        // 1.x panics at start-up when its CRDs do not serve v1 (aws/karpenter-provider-aws#7992:
+        // "no matches for kind \"NodeClaim\" in version \"karpenter.sh/v1\"", then "panic:
+        // unable to retrieve the complete list of server APIs: karpenter.sh/v1").
+        owners: &["KD1002"],
+        benign: false,
+        any: &[
+            "no matches for kind",
+            "no matches for karpenter.sh",
+            "no matches for karpenter.k8s.aws",
+            "if kind is a crd, it should be installed",
         ],
         also: &[],
     },
@@ -225,6 +248,7 @@ pub static PATTERNS: &[Pattern] = &[
             "no amis exist",
             "parameternotfound",
             "invalidamiid",
+            "no instance types satisfy requirements of amis",
         ],
         also: &[],
     },
@@ -421,6 +445,11 @@ mod tests {
         let e = parse(r#"{"level":"ERROR","time":"2026-11-23T09:58:03.112Z","logger":"controller","message":"ec2 api connectivity check failed","commit":"5c1b8c3","error":"operation error EC2: DescribeInstanceTypes, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found"}"#).unwrap();
         assert!(e.is_error());
         assert_eq!(classify(&e.text).map(|p| p.id), Some("credentials"));
+        let crds = parse(r#"panic: unable to retrieve the complete list of server APIs: karpenter.sh/v1: no matches for karpenter.sh/v1, Resource="#).unwrap();
+        assert_eq!(
+            classify(&crds.text).map(|p| p.owners),
+            Some(&["KD1002"][..])
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `-o prometheus`, `--pushgateway` and the alert rules, checked by the real tools: promtool
 //! (Debian's `prometheus`) validates the exposition and the rules and runs the alerts' unit
 //! tests, and a real Pushgateway (Debian's `prometheus-pushgateway`), started on 127.0.0.1,
-//! receives the pushes and is read back. `.ci/run` installs both. A missing tool fails the
+//! receives the pushes and is read back. `scripts/test` installs both. A missing tool fails the
 //! test; on a machine without them, `KARPDOCTOR_SKIP_PROMETHEUS=1` skips it, loudly, and
 //! never in CI (`CI` set).
 

@@ -32,6 +32,10 @@ struct Expect {
     unknown: BTreeSet<String>,
     #[serde(default)]
     skipped: BTreeSet<String>,
+    /// The checks whose errors are the scenario's root causes: every other error of the report
+    /// must be linked to one of them (`causedBy`). Required whenever a check is expected to
+    /// fail; reasoned from the scenario like `failing`.
+    root_causes: Option<BTreeSet<String>>,
     exit_code: u8,
 }
 
@@ -68,6 +72,20 @@ fn codes_with(report: &Report, status: Status) -> BTreeSet<String> {
         .checks
         .iter()
         .filter(|c| c.status == status)
+        .map(|c| c.code.clone())
+        .collect()
+}
+
+/// The checks with an error finding that no other failing check of the run explains.
+fn error_roots(report: &Report) -> BTreeSet<String> {
+    report
+        .checks
+        .iter()
+        .filter(|c| {
+            c.findings
+                .iter()
+                .any(|f| f.severity == karpdoctor::check::Severity::Error && f.caused_by.is_empty())
+        })
         .map(|c| c.code.clone())
         .collect()
 }
@@ -143,6 +161,36 @@ async fn every_scenario_fires_exactly_the_expected_checks() {
         );
         assert_eq!(report.summary.checks, ran.len(), "{name}: summary.checks");
         assert_eq!(report.summary.pass, rest.len(), "{name}: summary.pass");
+
+        // One root cause, one error: the errors no other failure explains are exactly the
+        // scenario's root causes, and the summary lists them first.
+        let declared = expect.root_causes.clone().unwrap_or_else(|| {
+            assert!(
+                expect.failing.is_empty(),
+                "{name}: expect.json must declare rootCauses (the checks whose errors nothing else explains)"
+            );
+            BTreeSet::new()
+        });
+        let roots = error_roots(report);
+        assert_eq!(
+            roots, declared,
+            "{name}: errors without causedBy must be exactly the declared root causes"
+        );
+        assert!(
+            declared.is_subset(&expect.failing),
+            "{name}: a root cause must be a failing check"
+        );
+        let summary_first: BTreeSet<String> = report
+            .summary
+            .root_causes
+            .iter()
+            .take(declared.len())
+            .cloned()
+            .collect();
+        assert_eq!(
+            summary_first, declared,
+            "{name}: summary.rootCauses starts with the error roots"
+        );
 
         // Every unknown says why; a permission problem names the permission.
         for c in report.checks.iter().filter(|c| c.status == Status::Unknown) {

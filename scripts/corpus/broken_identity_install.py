@@ -72,7 +72,7 @@ b = bundle("terraform-aws-eks's Karpenter module was upgraded within v20 without
 _at_k8s(b, "30", "v1.30.4-eks-a737599")
 b["target"]["karpenterVersion"] = V
 b["emulator"] = {"rolePolicies": [{"role": "KarpenterIRSA-demo", "name": "karpenter-controller", "reference": {"version": "0.37.7"}}]}
-write("tf-v20-v1beta1-policy-after-1-0-upgrade", b, ["KD1009", "KD2102"])
+write("tf-v20-v1beta1-policy-after-1-0-upgrade", b, ["KD1009", "KD2102"], roots=["KD2102"])
 
 
 # ---- The CAS-migration guide: interruptionQueue set, queue never created, 1.0.x panics ----------
@@ -108,7 +108,7 @@ _drop(b, lambda k: isinstance(k, dict) and "eventRules" in k)
 _at_k8s(b, "31", "v1.31.2-eks-7f9249a")
 b["target"]["karpenterVersion"] = V
 b["emulator"] = {"rolePolicies": [{"role": "KarpenterControllerRole-demo", "name": "KarpenterControllerPolicy-demo", "reference": {"version": V, "omit": ["AllowInterruptionQueueActions"]}}]}
-write("cas-guide-1-0-queue-never-created-panic", b, ["KD1001", "KD1009", "KD7001"], skipped=["KD7002"])
+write("cas-guide-1-0-queue-never-created-panic", b, ["KD1001", "KD1009", "KD7001"], skipped=["KD7002"], roots=["KD7001"])
 
 
 # ---- Karpenter 1.1 on an EKS 1.32 control plane: the version check panics ----------------------
@@ -135,7 +135,7 @@ b = bundle("The control plane was upgraded to Kubernetes 1.32 with Karpenter sti
     logs={POD_A: PANIC_K8S, POD_B: PANIC_K8S}, previous_logs={POD_A: PANIC_K8S, POD_B: PANIC_K8S})
 _at_k8s(b, "32", "v1.32.0-eks-5ca49cb")
 b["target"]["karpenterVersion"] = V
-write("karpenter-1-1-on-eks-1-32-panic", b, ["KD1001", "KD1008", "KD1009"])
+write("karpenter-1-1-on-eks-1-32-panic", b, ["KD1001", "KD1008", "KD1009"], roots=["KD1008"])
 
 
 # ---- Pod Identity association made for kube-system/karpenter, chart installed as another name ---
@@ -185,7 +185,7 @@ for e in b["facts"]:
 PI_ROLE_3064 = "arn:aws:iam::111122223333:role/KarpenterController-20240611"
 b["emulator"] = {"roles": [{"name": "KarpenterController-20240611", "trust": _js.loads(PI_TRUST)}],
                  "rolePolicies": [{"role": "KarpenterController-20240611", "name": "karpenter-controller", "reference": {"version": "1.8.1"}}]}
-write("pod-identity-association-other-serviceaccount", b, ["KD1009", "KD2001"], skipped=GRANTS)
+write("pod-identity-association-other-serviceaccount", b, ["KD1009", "KD2001"], skipped=GRANTS, roots=["KD2001"])
 
 
 # ---- 0.37 webhook configurations left behind by an upgrade to 1.0 --------------------------------
@@ -228,7 +228,27 @@ b = bundle("After an ArgoCD upgrade from 0.37.4 to 1.0.4 (webhook.enabled=true) 
     overrides=[fact("webhookConfigurations", WEBHOOKS), fact({"service": {"namespace": ks, "name": "karpenter"}}, SVC_10)])
 _at_k8s(b, "30", "v1.30.4-eks-a737599")
 b["target"]["karpenterVersion"] = V
-write("webhooks-0-37-left-with-1-0-controller", b, ["KD1007", "KD1009"])
+write("webhooks-0-37-left-with-1-0-controller", b, ["KD1007", "KD1009"], roots=["KD1007"])
+
+
+# ---- 1.0.x before the v1 migration finished: storedVersions [v1beta1, v1] -----------------------
+# The v1 migration guide (https://karpenter.sh/v1.0/upgrading/v1-migration/): 1.0.x CRDs serve
+# v1beta1 and v1 (v1 stored), converting through the controller's webhook at
+# kube-system/karpenter:8443, and from 1.0.6 a migration controller rewrites every object and
+# trims storedVersions to [v1]. On 1.0.5 the list still reads [v1beta1, v1]: nothing is broken,
+# but the 1.1 CRDs (v1 only) cannot be applied until it is trimmed ("status.storedVersions[0]:
+# Invalid value", aws/karpenter-provider-aws#7992). KD1003 warns and names the step.
+V = "1.0.5"
+_CONV = lambda g: {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1beta1", "v1"],
+    "clientConfig": {"service": {"namespace": ks, "name": "karpenter", "port": 8443, "path": "/conversion/" + g}}}}
+CRDS_10 = {n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1", "v1"), conversion=_CONV(g)) for n, g, k, p in CRDS}
+b = bundle("Karpenter 1.0.5 in kube-system, upgraded from 0.37 by the v1 migration guide: the CRDs serve v1beta1 and v1 through the controller's conversion webhook (its Service exists) and status.storedVersions is still [v1beta1, v1], as it stays until 1.0.6's migration controller trims it. Nothing is broken now; the upgrade to 1.1 fails until the migration is finished, so KD1003 warns.",
+    ns=ks, dep=[_dep(V, ns=ks)], pods=_pods_at([pod(POD_A, ns=ks), pod(POD_B, ns=ks, node="ip-192-168-77-10.us-west-2.compute.internal")], V),
+    logs={n: HEALTHY_LOG for n in (POD_A, POD_B)}, crds=CRDS_10,
+    overrides=[fact({"service": {"namespace": ks, "name": "karpenter"}}, SVC_10)])
+_at_k8s(b, "30", "v1.30.4-eks-a737599")
+b["target"]["karpenterVersion"] = V
+write("crds-stored-v1beta1-before-1-1", b, ["KD1003"], exit_code=0, roots=[])
 
 
 # ---- CLUSTER_ENDPOINT of the cluster's previous incarnation --------------------------------------
@@ -242,7 +262,7 @@ STALE = [claim("default-%s" % n, registered=("Unknown", "NodeNotFound", "Node no
 b = bundle("The cluster was re-created under the same name and the Helm values still set CLUSTER_ENDPOINT to the previous cluster's API server (https://0F1E2D3C4B5A69788A9B0C1D2E3F4051.gr7.us-west-2.eks.amazonaws.com/): new instances bootstrap against it and never register, so their NodeClaims stay Registered=Unknown (NodeNotFound) (as in aws/karpenter-provider-aws#2423).",
     overrides=[fact("nodeClaims", STALE)])
 set_env(b, "CLUSTER_ENDPOINT", "https://0F1E2D3C4B5A69788A9B0C1D2E3F4051.gr7.us-west-2.eks.amazonaws.com/")
-write("cluster-recreated-stale-endpoint", b, ["KD1004", "KD6002"])
+write("cluster-recreated-stale-endpoint", b, ["KD1004", "KD6002"], roots=["KD1004"])
 
 
 # ---- An organization SCP that denies launches without a CostCentre tag ----------------------------
@@ -258,7 +278,7 @@ COST_SCP = {"Version": "2012-10-17", "Statement": [{"Sid": "DenyLaunchWithoutCos
 b = bundle("The organization's SCP denies ec2:RunInstances and ec2:CreateFleet for any request without a CostCentre tag, and the EC2NodeClass sets no spec.tags: Karpenter's launch validation is denied \"with an explicit deny in a service control policy\" and the EC2NodeClass is not Ready (CreateFleetAuthCheckFailed) (as in aws/karpenter-provider-aws#5185).",
     ncs=[custom_nc(failing=("ValidationSucceeded", "CreateFleetAuthCheckFailed", "Controller isn't authorized to call ec2:CreateFleet"))])
 b["emulator"] = {**default_emulator(b), "scps": [{"name": "require-costcentre", "document": COST_SCP}]}
-write("scp-costcentre-tag-required", b, ["KD2101", "KD3008"])
+write("scp-costcentre-tag-required", b, ["KD2101", "KD3008"], roots=["KD2101"])
 
 
 # ---- Interruption queue encrypted with the AWS managed key alias/aws/sqs ---------------------------
@@ -274,7 +294,7 @@ b = bundle("The interruption queue is encrypted with SSE-KMS using the AWS manag
                               fact({"iamRole": {"name": "AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
 b["emulator"] = {**default_emulator(b), "serviceLinkedRoles": ["spot.amazonaws.com"]}
 b["emulator"]["rolePolicies"] = [p for p in b["emulator"]["rolePolicies"] if p["role"] != "AWSServiceRoleForEC2Spot"]
-write("interruption-queue-aws-managed-kms", b, ["KD7002"])
+write("interruption-queue-aws-managed-kms", b, ["KD7002"], roots=["KD7002"])
 
 
 # ---- settings.interruptionQueue given the queue's ARN ---------------------------------------------
@@ -289,7 +309,7 @@ b = bundle("settings.interruptionQueue holds the queue's ARN (arn:aws:sqs:us-wes
     logs={n: HEALTHY_LOG + QARN_LINE + "\n" for n in (POD_A, POD_B)},
     overrides=[fact({"sqsQueue": {"name": QUEUE_ARN}}, None)])
 set_env(b, "INTERRUPTION_QUEUE", QUEUE_ARN)
-write("interruption-queue-arn-in-settings", b, ["KD1009", "KD7001"], skipped=["KD7002"])
+write("interruption-queue-arn-in-settings", b, ["KD1009", "KD7001"], skipped=["KD7002"], roots=["KD7001"])
 
 
 # ---- Interruption queue created under a prefixed name ------------------------------------------------
@@ -304,7 +324,7 @@ b = bundle("The interruption queue was created as karpenter-events-demo but sett
     logs={n: HEALTHY_LOG + "\n".join([PREFIX_LINE] * 3) + "\n" for n in (POD_A, POD_B)},
     overrides=[fact({"sqsQueue": {"name": "demo"}}, None), fact("sqsQueues", [QNAME])])
 _drop(b, lambda k: isinstance(k, dict) and "eventRules" in k)
-write("interruption-queue-name-differs-from-created", b, ["KD1009", "KD7001"], skipped=["KD7002"])
+write("interruption-queue-name-differs-from-created", b, ["KD1009", "KD7001"], skipped=["KD7002"], roots=["KD7001"])
 
 
 # ---- IRSA role made for another ServiceAccount name ------------------------------------------------
@@ -324,7 +344,7 @@ b = bundle("The IRSA role was created with eksctl create iamserviceaccount --nam
     dep=[deployment(ready=0)], annotation=ROLE_1421, trust=irsa_trust(sa="demo-karpenter"),
     pods=[pod(POD_A, crash=crash1, env=_irsa_env(ROLE_1421)), pod(POD_B, crash=dict(crash1, restarts=11), env=_irsa_env(ROLE_1421), node="ip-192-168-77-10.us-west-2.compute.internal")],
     logs={POD_A: STS_DENIED, POD_B: STS_DENIED}, previous_logs={POD_A: STS_DENIED, POD_B: STS_DENIED})
-write("irsa-trust-other-serviceaccount-name", b, ["KD1001", "KD1009", "KD2003"])
+write("irsa-trust-other-serviceaccount-name", b, ["KD1001", "KD1009", "KD2003"], roots=["KD2003"])
 
 
 # ---- A hand-written controller policy without ec2:DescribeSpotPriceHistory --------------------------
@@ -348,7 +368,7 @@ b["emulator"] = {"serviceLinkedRoles": ["spot.amazonaws.com"], "rolePolicies": [
         {"Sid": "AllowRegionalReadActions", "Effect": "Allow", "Action": _REGIONAL, "Resource": "*", "Condition": {"StringEquals": {"aws:RequestedRegion": "us-west-2"}}}]}}]}
 # KD1009 keeps a denied DescribeSpotPriceHistory ("not benign and stays here", its doc); KD9001's
 # doc says the opposite (it would take the line as informational). Not benign: KD1009 it is.
-write("spot-price-history-not-granted", b, ["KD1009", "KD2102"])
+write("spot-price-history-not-granted", b, ["KD1009", "KD2102"], roots=["KD2102"])
 
 
 # ---- 0.37 on Fargate with Pod Identity and no AWS_REGION: the region panic ----------------------------
@@ -401,7 +421,7 @@ set_env(b, "AWS_REGION", None)
 set_env(b, "CLUSTER_ENDPOINT", None)
 _at_k8s(b, "30", "v1.30.4-eks-a737599")
 b["target"]["karpenterVersion"] = V
-write("fargate-0-37-no-region-pod-identity", b, ["KD1001", "KD1009", "KD2005"])
+write("fargate-0-37-no-region-pod-identity", b, ["KD1001", "KD1009", "KD2005"], roots=["KD2005"])
 
 
 # ---- Pod Identity association created after the controller pods ------------------------------------
@@ -421,7 +441,7 @@ for e in b["facts"]:
     if isinstance(e["fact"], dict) and "podLogs" in e["fact"]:
         e["value"] = CRASH_LOGS[e["fact"]["podLogs"]["pod"]]
 b["facts"] += [{"fact": {"podLogs": {"namespace": NS, "pod": n, "container": "controller", "previous": True}}, "value": CRASH_LOGS[n]} for n in (POD_A, POD_B)]
-write("pods-predate-pod-identity-association", b, ["KD1001", "KD1009", "KD2006"])
+write("pods-predate-pod-identity-association", b, ["KD1001", "KD1009", "KD2006"], roots=["KD2006"])
 
 
 # ---- Controller preempted off the only non-Karpenter nodes ------------------------------------------
@@ -435,7 +455,7 @@ b = bundle("Higher-priority workloads moved onto the two managed node group node
     ns=ks, dep=[deployment(ready=0, ns=ks)],
     pods=[pending_pod(POD_A, ks, MSG_6160), pending_pod(POD_B, ks, MSG_6160)],
     overrides=[fact({"eksFargateProfiles": {"cluster": "demo"}}, [])])
-write("controller-preempted-only-karpenter-nodes-left", b, ["KD1001", "KD1005"], skipped=["KD1009", "KD9001"])
+write("controller-preempted-only-karpenter-nodes-left", b, ["KD1001", "KD1005"], skipped=["KD1009", "KD9001"], roots=["KD1005"])
 
 
 # ---- IRSA trust policy whose condition keys carry the provider ARN --------------------------------
@@ -453,4 +473,4 @@ b = bundle("The IRSA role's trust policy writes its condition key with the provi
     dep=[deployment(ready=0)], trust=TRUST_1666,
     pods=[pod(POD_A, crash=crash1), pod(POD_B, crash=dict(crash1, restarts=9), node="ip-192-168-77-10.us-west-2.compute.internal")],
     logs={POD_A: STS_DENIED, POD_B: STS_DENIED}, previous_logs={POD_A: STS_DENIED, POD_B: STS_DENIED})
-write("irsa-trust-condition-key-with-provider-arn", b, ["KD1001", "KD1009", "KD2003"])
+write("irsa-trust-condition-key-with-provider-arn", b, ["KD1001", "KD1009", "KD2003"], roots=["KD2003"])

@@ -58,7 +58,7 @@ ALIAS_ERR = logline("ERROR", "Reconciler error", controller="nodeclass",
 write("ami-alias-pinned-release-unpublished", bundle(
     "The EC2NodeClass pins amiSelectorTerms to alias al2023@v20250116, a release that was never published for the cluster's Kubernetes 1.33 (as in aws/karpenter-provider-aws#9159, where a pinned alias aged out, and #8564): Karpenter logs \"failed to discover any AMIs for alias\", AMIsReady stays Unknown and the NodePool's NodeClassReady with it, so nothing launches.",
     ncs=[nc], nps=[np_], logs=_bn_logs(ALIAS_ERR)),
-    ["KD1009", "KD3003", "KD3008", "KD4005"])
+    ["KD1009", "KD3003", "KD3008", "KD4005"], roots=["KD3003"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/7731: amiFamily AL2023 with the name term
@@ -76,7 +76,7 @@ nc["status"]["amis"] = [{"id": "ami-0430b7e46a1aa97be", "name": "amazon-eks-node
 write("ami-name-wildcard-old-minor", bundle(
     "The EC2NodeClass selects AMIs by the name pattern amazon-eks-node-*-nvidia-* (amiFamily AL2023), as in aws/karpenter-provider-aws#7731: the newest match is amazon-eks-node-al2023-x86_64-nvidia-1.27-v20250203, so nodes get a 1.27 kubelet under a 1.33 control plane, six minors apart, beyond the version skew policy.",
     ncs=[nc], overrides=[fact({"ec2Images": {"filters": [{"name": "name", "values": [NV]}], "owners": ["self", "amazon"]}}, imgs)]),
-    ["KD3004"])
+    ["KD3004"], roots=["KD3004"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws-ia/terraform-aws-eks-blueprints-addons/issues/438: the Karpenter node
@@ -86,7 +86,7 @@ write("node-role-without-node-policies", bundle(
     "The node role created by the Karpenter add-on (as in aws-ia/terraform-aws-eks-blueprints-addons#438) has no managed policy attached: no AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy or ECR pull policy. Instances launch, and their NodeClaims stay Registered=Unknown (NodeNotFound).",
     overrides=[fact({"iamAttachedRolePolicies": {"role": "KarpenterNodeRole-demo"}}, []),
                fact("nodeClaims", [_bn_unregistered("default-t6y7u"), _bn_unregistered("default-i8o9p")])]),
-    ["KD3005", "KD6002"])
+    ["KD3005", "KD6002"], roots=["KD3005"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/terraform-aws-modules/terraform-aws-eks/issues/3413 (and
@@ -98,7 +98,7 @@ b = bundle("Half-way through moving aws-auth to access entries (API_AND_CONFIG_M
     overrides=[fact("awsAuth", aws_auth(maproles_entry(MNG_ROLE_ARN) + maproles_entry(NODE_ROLE_ARN, groups=("system:bootstrappers", "system:nodes", "system:node-proxier")))),
                fact({"eksAccessEntries": {"cluster": "demo"}}, [access_entry(NODE_ROLE_ARN, "STANDARD")]),
                fact("nodeClaims", [_bn_unregistered("default-z1x2c"), _bn_unregistered("default-v3b4n")])])
-write("access-entry-standard-shadows-aws-auth", b, ["KD5003", "KD6002"])
+write("access-entry-standard-shadows-aws-auth", b, ["KD5003", "KD6002"], roots=["KD5003"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/pull/7998 (1.5+: the Spot SLR error is treated as
@@ -117,7 +117,7 @@ write("spot-slr-missing-on-demand-fallback", bundle(
     nps=[mixed_np], overrides=[fact({"iamRole": {"name": "AWSServiceRoleForEC2Spot"}}, None),
                                fact("nodeClaims", [claim("default-a1b2c"), claim("default-g7h8j")]),
                                fact({"events": {"kind": "NodeClaim", "namespace": None}}, evs)]),
-    ["KD4004", "KD6001"])
+    ["KD4004", "KD6001"], roots=["KD4004"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws-ia/terraform-aws-eks-blueprints/pull/554 (and
@@ -131,7 +131,7 @@ vpc_claim = claim("default-m4n5b", launched=("Unknown", "SecurityGroupSubnetVPCM
 write("subnet-selector-name-wildcard-other-vpc", bundle(
     "The subnet selector matches the Name tag *private* (as in aws-ia/terraform-aws-eks-blueprints#554 and aws/karpenter-provider-aws#3007), which also selects staging-private-us-west-2a in the staging cluster's VPC; launches that pick it fail with SecurityGroupSubnetVPCMismatch (\"Security group ... and subnet ... belong to different networks\").",
     ncs=[nc], overrides=[fact("nodeClaims", [claim("default-a1b2c"), vpc_claim])]),
-    ["KD3001", "KD6001"])
+    ["KD3001", "KD6001"], roots=["KD3001"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/8072 (and #8312): spec.instanceProfile
@@ -144,7 +144,7 @@ nc["status"]["instanceProfile"] = IP_ARN
 write("instance-profile-arn", bundle(
     "spec.instanceProfile is the profile's ARN (arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-demo) instead of its name, as in aws/karpenter-provider-aws#8072 and #8312: InstanceProfileReady is True, ValidationSucceeded stays Unknown, the EC2NodeClass is never Ready and nothing launches.",
     ncs=[nc]),
-    ["KD3006", "KD3008"])
+    ["KD3006", "KD3008"], roots=["KD3006"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/1407: the account's default EBS KMS key was
@@ -157,7 +157,7 @@ write("ebs-default-key-cmk", bundle(
     "The account's default EBS KMS key is a customer managed key whose policy only delegates to IAM, and encryption by default is off (as in aws/karpenter-provider-aws#1407). The EC2NodeClass has no blockDeviceMappings, so Karpenter's encrypted root volume uses the account default key, which the controller role may not use: instances terminate at launch with Client.InternalError.",
     overrides=[fact("ebsDefaults", {"encryptedByDefault": False, "defaultKmsKeyId": DEF_KEY_ARN}),
                fact({"kmsKey": {"keyId": DEF_KEY_ARN}}, {"keyId": DEF_KEY_ID, "arn": DEF_KEY_ARN, "keyManager": "CUSTOMER", "keyState": "Enabled", "policy": KEY_POLICY})]),
-    ["KD3010"])
+    ["KD3010"], roots=["KD3010"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/1185: the getting-started node role lacks
@@ -173,7 +173,7 @@ write("node-role-without-cni-policy", bundle(
     overrides=[fact({"iamAttachedRolePolicies": {"role": "KarpenterNodeRole-demo"}}, attached([p for p in NODE_POLICIES if p != "AmazonEKS_CNI_Policy"])),
                fact("nodeClaims", [claim("default-k2l3z", initialized=("Unknown", "NodeNotReady", "Node status is NotReady"), node_name=CNI_NODE)]),
                fact({"node": {"name": CNI_NODE}}, cni_node)]),
-    ["KD3005", "KD5008", "KD6003"])
+    ["KD3005", "KD5008", "KD6003"], roots=["KD3005"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/6643 (its controller log): a GPU NodePool
@@ -193,7 +193,7 @@ write("nodeclaim-gpu-insufficient-capacity", bundle(
     "A GPU NodePool allows only on-demand g5.4xlarge, which EC2 has no capacity for in the selected zones (as in the controller log of aws/karpenter-provider-aws#6643): every NodeClaim fails with \"insufficient capacity, all requested instance types were unavailable during launch\" and is deleted at once; GPU pods stay Pending. Nothing is misconfigured.",
     nps=[nodepool(), gpu_np], logs=_bn_logs(*ice_log),
     overrides=_bn_gpu_catalog() + [fact({"events": {"kind": "NodeClaim", "namespace": None}}, ice_evs)]),
-    ["KD1009", "KD6001"], exit_code=0)
+    ["KD1009", "KD6001"], exit_code=0, roots=[])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/terraform-aws-modules/terraform-aws-eks/issues/2124 (and #893): a node role
@@ -211,7 +211,7 @@ b["emulator"] = {"rolePolicies": [
     {"role": "KarpenterController-demo", "name": "pass-node-role", "document": {"Version": "2012-10-17", "Statement": [
         {"Sid": "AllowPassingInstanceRole", "Effect": "Allow", "Action": "iam:PassRole", "Resource": PATH_ROLE_ARN,
          "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}}]}}]}
-write("aws-auth-node-role-with-path", b, ["KD5001", "KD5002", "KD6002"])
+write("aws-auth-node-role-with-path", b, ["KD5001", "KD5002", "KD6002"], roots=["KD5002"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/3380 and
@@ -228,7 +228,7 @@ ip_evs = [_bn_event(n, "InsufficientCapacityError",
 write("subnet-out-of-addresses", bundle(
     "The private subnet of us-west-2a is a /28 with 11 free addresses, fewer than a node and the VPC CNI's warm IPs take (as in aws/karpenter-provider-aws#3380): launches there fail with InsufficientFreeAddressesInSubnet, which Karpenter treats as insufficient capacity since aws/karpenter-provider-aws#8199, deleting the NodeClaims; pods pinned to us-west-2a stay Pending.",
     overrides=[fact("ec2Subnets", full), fact({"events": {"kind": "NodeClaim", "namespace": None}}, ip_evs)]),
-    ["KD3009", "KD6001"])
+    ["KD3009", "KD6001"], roots=[])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws-ia/terraform-aws-eks-blueprints-addons/issues/139: the instance profile
@@ -249,7 +249,7 @@ write("instance-profile-with-fargate-pod-role", bundle(
                fact({"iamAttachedRolePolicies": {"role": FG_ROLE}}, attached(["AmazonEKSFargatePodExecutionRolePolicy"])),
                fact("awsAuth", aws_auth(fg_auth)),
                fact({"eksAccessEntries": {"cluster": "demo"}}, [access_entry(NODE_ROLE_ARN), access_entry(FARGATE_POD_ROLE, "FARGATE_LINUX")])]),
-    ["KD2102", "KD3005", "KD3007", "KD3008", "KD5003"])
+    ["KD3005", "KD3007", "KD3008", "KD5003"], roots=["KD3005"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/7503: Karpenter 1.1.0 on EKS 1.31, the
@@ -275,7 +275,7 @@ b = bundle("Karpenter 1.1.0 on EKS 1.31: the getting-started template no longer 
                fact({"eksCluster": {"name": "demo"}}, CL131),
                profile_fact(roles=None), fact("nodeClaims", [ipn_claim])])
 b["target"].update({"karpenterVersion": "1.1.0", "kubernetesVersion": "v1.31.4-eks-2d5f260"})
-write("instance-profile-missing-launch-failed", b, ["KD1009", "KD3006", "KD6001"])
+write("instance-profile-missing-launch-failed", b, ["KD1009", "KD3006", "KD6001"], roots=["KD3006"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/3794 (and #1914, #3862): GPU nodes come up
@@ -298,7 +298,7 @@ gnode["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": 
 write("gpu-node-device-plugin-missing", bundle(
     "A GPU NodePool (g5) launches a node for a pod requesting nvidia.com/gpu, but the NVIDIA device plugin DaemonSet is not installed (as in aws/karpenter-provider-aws#3794, #1914 and #3862): the node is Ready without nvidia.com/gpu in its allocatable, the NodeClaim stays Initialized=Unknown (ResourceNotRegistered) and the pod Pending.",
     nps=[nodepool(), gnp], overrides=_bn_gpu_catalog() + [fact("nodeClaims", [gclaim]), fact({"node": {"name": GPU_NODE}}, gnode)]),
-    ["KD6003"])
+    ["KD6003"], roots=["KD6003"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/6050 (AMIs pinned by name, the minor in the
@@ -313,4 +313,4 @@ write("ami-name-al2-after-upgrade", bundle(
     "The EC2NodeClass pins AMIs by name and the minor in the pattern was bumped with the control-plane upgrade to amazon-eks-node-1.33-v* (amiFamily AL2), as in aws/karpenter-provider-aws#6050; EKS publishes no AL2 image for 1.33 (terraform-aws-modules/terraform-aws-eks#3373), so the selector matches nothing: AMIsReady=False (AMINotFound).",
     ncs=[nc],
     overrides=[fact({"ec2Images": {"filters": [{"name": "name", "values": [AL2_NAME]}], "owners": ["self", "amazon"]}}, [])]),
-    ["KD3003", "KD3008"])
+    ["KD3003", "KD3008"], roots=["KD3003"])

@@ -28,7 +28,7 @@ write("healthy-ebs-cmk-spot-grant", b, [])
 
 b=_cmk_spot_bundle("Node volumes use a customer managed key; the Spot service-linked role was given a grant for Encrypt and Decrypt only (copied from an S3 example), so spot volumes cannot be created (GenerateDataKeyWithoutPlaintext, CreateGrant missing) and spot instances terminate at launch with Client.InternalError, as in aws/karpenter-provider-aws#933.",
     [{"grantId":"b2c3d4e5f60718293a4b5c6d7e8f901a2b3c4d5e6f708192a3b4c5d6e7f8091a","granteePrincipal":SPOT_SLR_ARN,"operations":["Encrypt","Decrypt"],"constrained":False}])
-write("ebs-cmk-spot-grant-incomplete", b, ["KD3010"])
+write("ebs-cmk-spot-grant-incomplete", b, ["KD3010"], roots=["KD3010"])
 
 # aws/karpenter-provider-aws#1407 and #4935: volumes encrypted with a customer managed key the
 # controller role may not use. EC2 accepts the launch and ends the instance right after it
@@ -44,7 +44,7 @@ b=bundle("Node volumes use a customer managed key whose policy delegates to IAM,
                fact("nodeClaims", [stuck]),
                fact({"ec2Instances":{"ids":[stuck_id]}}, [{"instanceId":stuck_id,"state":"terminated","stateReasonCode":"Server.InternalError",
                     "stateReasonMessage":"Client.InternalError: Client error on launch","launchTime":"2026-11-23T09:40:58Z"}])])
-write("nodeclaim-instance-terminated-kms", b, ["KD3010","KD6002"])
+write("nodeclaim-instance-terminated-kms", b, ["KD3010","KD6002"], roots=["KD3010"])
 
 # A golden AMI of the account whose root snapshot is encrypted with a customer managed key (the
 # usual result of copying an image with --encrypted --kms-key-id): a volume made from it keeps
@@ -64,4 +64,4 @@ b=bundle("The EC2NodeClass selects the platform team's golden AMI by id; its roo
                       "blockDevices":[{"deviceName":"/dev/xvda","snapshotId":GOLDEN_SNAP,"encrypted":True}]}]),
                fact({"ec2Snapshots":{"ids":[GOLDEN_SNAP]}}, [{"snapshotId":GOLDEN_SNAP,"encrypted":True,"kmsKeyId":KEY_ARN,"ownerId":"111122223333"}]),
                fact({"kmsKey":{"keyId":KEY_ARN}}, {"keyId":KEY_ID,"arn":KEY_ARN,"keyManager":"CUSTOMER","keyState":"Enabled","policy":KEY_POLICY})])
-write("ami-snapshot-cmk-unusable", b, ["KD3010"])
+write("ami-snapshot-cmk-unusable", b, ["KD3010"], roots=["KD3010"])

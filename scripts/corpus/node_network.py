@@ -50,7 +50,7 @@ b = bundle("A terraform-aws-eks cluster whose EC2NodeClass discovers the module'
     overrides=[fact("ec2SecurityGroups", _nn_terraform_groups(_NN_TF_CLUSTER_SG)),
                fact("nodeClaims", [_nn_stuck("default-k8s7d"), _nn_stuck("default-m2q4w")])])
 _nn_terraform_cluster(b)
-write("nodes-without-cluster-sg", b, ["KD5006", "KD6002"])
+write("nodes-without-cluster-sg", b, ["KD5006", "KD6002"], roots=["KD5006"])
 
 # The same cluster done right: the class discovers the module's node group, which the module's
 # cluster group admits on 443 and which admits 10250 from it. The nodes do not carry EKS's
@@ -74,7 +74,7 @@ _NN_STUCK = lambda: fact("nodeClaims", [_nn_stuck("default-w4e5r"), _nn_stuck("d
 # network-reqs' "nodes must reach the cluster endpoint" with cluster-endpoint's public-only mode.
 b = bundle("The cluster's endpoint is public only (private access off) and the private subnets the EC2NodeClass selects route nothing but the VPC's own range: there is no NAT gateway, so nodes cannot reach the endpoint and never register.",
     overrides=[*network(nat=False), _NN_STUCK()])
-write("private-subnet-no-egress", b, ["KD5004", "KD6002"])
+write("private-subnet-no-egress", b, ["KD5004", "KD6002"], roots=["KD5004"])
 
 # The public endpoint restricted to an office range while the nodes leave through a NAT gateway
 # whose Elastic IP is not in it: terraform-aws-modules/terraform-aws-eks#2149 and #1867
@@ -82,7 +82,7 @@ write("private-subnet-no-egress", b, ["KD5004", "KD6002"])
 b = bundle("Only the public endpoint is on and publicAccessCidrs was narrowed to the office range 203.0.113.0/24 (as in terraform-aws-modules/terraform-aws-eks#2149 and #1867); the nodes leave the VPC through NAT gateway nat-0a1b2c3d4e5f60718, whose Elastic IP 198.51.100.7 is outside it, so the endpoint refuses them.",
     overrides=[_NN_STUCK()])
 set_cluster(b, publicAccessCidrs=["203.0.113.0/24"])
-write("public-endpoint-cidrs-exclude-nat", b, ["KD5004", "KD6002"])
+write("public-endpoint-cidrs-exclude-nat", b, ["KD5004", "KD6002"], roots=["KD5004"])
 
 # The private endpoint on, the public one off, and the VPC's DNS hostnames attribute off: the
 # private hosted zone does not answer, so nodes cannot resolve the endpoint (the DNS variant of
@@ -90,7 +90,7 @@ write("public-endpoint-cidrs-exclude-nat", b, ["KD5004", "KD6002"])
 b = bundle("Private endpoint access on, public off, and the VPC's enableDnsHostnames attribute off: the cluster's private hosted zone does not resolve inside the VPC, so nodes cannot find the endpoint and never register.",
     overrides=[*network(dns=(True, False)), _NN_STUCK()])
 set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
-write("private-endpoint-dns-hostnames-off", b, ["KD5004", "KD6002"])
+write("private-endpoint-dns-hostnames-off", b, ["KD5004", "KD6002"], roots=["KD5004"])
 
 # An isolated VPC with the ECR and S3 endpoints but no EC2 endpoint: nodeadm retries
 # EC2/DescribeInstances at boot and the node never joins (awslabs/amazon-eks-ami#2436).
@@ -100,7 +100,7 @@ b = bundle("An isolated VPC (private endpoint only, no NAT, no internet gateway)
                fact({"ec2ConsoleOutput": {"instanceId": "i-0" + hashlib.sha256(b"default-w4e5r").hexdigest()[:17]}},
                     "[   14.201] nodeadm[1701]: {\"level\":\"info\",\"msg\":\"retrying request EC2/DescribeInstances, attempt 4\"}\n")])
 set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
-write("isolated-vpc-no-ec2-endpoint", b, ["KD5005", "KD6002"])
+write("isolated-vpc-no-ec2-endpoint", b, ["KD5005", "KD6002"], roots=["KD5005"])
 
 # aws-node on IRSA in an isolated VPC without an STS endpoint: its role is assumed with
 # AssumeRoleWithWebIdentity at the regional STS endpoint (private-clusters.html lists sts for
@@ -111,7 +111,7 @@ b = bundle("An isolated VPC with endpoints for EC2, ECR and S3 but none for STS,
     overrides=[*isolated_network(isolated_endpoints(skip=("sts",))), _NN_STUCK(),
                fact({"serviceAccount": {"namespace": "kube-system", "name": "aws-node"}}, _nn_irsa_sa)])
 set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
-write("isolated-vpc-irsa-cni-no-sts", b, ["KD5005", "KD6002"])
+write("isolated-vpc-irsa-cni-no-sts", b, ["KD5005", "KD6002"], roots=["KD5005"])
 
 # Endpoints created without security groups get the VPC's default group, which admits only its
 # own members (terraform-aws-modules/terraform-aws-eks#3113): here the endpoints' group admits
@@ -119,7 +119,7 @@ write("isolated-vpc-irsa-cni-no-sts", b, ["KD5005", "KD6002"])
 b = bundle("An isolated VPC whose interface endpoints (ec2, ecr.api, ecr.dkr, sts) carry a security group that admits nothing from the nodes, as with endpoints left on the VPC's default group (terraform-aws-modules/terraform-aws-eks#3113): image pulls and nodeadm's EC2 calls time out.",
     overrides=[*isolated_network(isolated_endpoints(), vpce_inbound=[rule(groups=[VPCE_SG])]), _NN_STUCK()])
 set_cluster(b, endpointPrivateAccess=True, endpointPublicAccess=False)
-write("isolated-vpc-endpoint-sg-excludes-nodes", b, ["KD5005", "KD6002"])
+write("isolated-vpc-endpoint-sg-excludes-nodes", b, ["KD5005", "KD6002"], roots=["KD5005"])
 
 # Healthy: nodes in the public subnet with public addresses, the public endpoint open to all.
 pub_nc = custom_nc()
@@ -153,14 +153,14 @@ See 'systemctl status nodeadm-config.service' for details.
 nc = custom_nc({"userData": "#cloud-config\npackages:\n  - amazon-ssm-agent\n"})
 b = bundle("An AL2023 EC2NodeClass gives a #cloud-config document as userData; Karpenter hands it to nodeadm as a NodeConfig, nodeadm-config.service fails at boot (the console lines of aws/karpenter-provider-aws#7889), and the NodeClaims stay NodeNotFound. KD6002 quotes the console and names KD5007.",
     ncs=[nc], overrides=[fact("nodeClaims", [_nn_stuck("default-c0n5l")]), _nn_console("default-c0n5l", _NN_NODEADM)])
-write("console-nodeadm-config-failed", b, ["KD5007", "KD6002"])
+write("console-nodeadm-config-failed", b, ["KD5007", "KD6002"], roots=["KD5007"])
 
 # The instance of a stuck NodeClaim is already gone (Karpenter replaced it after 15 minutes):
 # no console to read, and nothing said about it beyond "gone".
 b = bundle("A NodeClaim stuck NodeNotFound whose instance EC2 no longer lists (terminated more than an hour ago): KD6002 reports the claim, says the instance is gone and reads no console.",
     overrides=[fact("nodeClaims", [_nn_stuck("default-g0n3x")]),
                fact({"ec2Instances": {"ids": [_nn_iid("default-g0n3x")]}}, [])])
-write("console-instance-gone", b, ["KD6002"])
+write("console-instance-gone", b, ["KD6002"], roots=["KD6002"])
 
 # ---- The VPC CNI on Karpenter's nodes (KD5008) -------------------------------------------------
 # aws-node with an IRSA role of its own that lacks AmazonEKS_CNI_Policy (the node role has it,
@@ -187,7 +187,7 @@ b = bundle("aws-node (the VPC CNI) has an IRSA role of its own, AmazonEKSVPCCNIR
                fact({"pods": {"namespace": "kube-system", "labelSelector": "k8s-app=aws-node"}}, [_nn_cni_pod]),
                fact("nodeClaims", [claim("default-c9n1r", initialized=("Unknown", "NodeNotReady", "Node status is NotReady"), node_name=_NN_CNI_NODE)]),
                fact({"node": {"name": _NN_CNI_NODE}}, _nn_cni_node)])
-write("cni-irsa-role-without-policy", b, ["KD5008", "KD6003"])
+write("cni-irsa-role-without-policy", b, ["KD5008", "KD6003"], roots=["KD5008"])
 
 # ---- A network ACL that drops the replies (KD5004 d) -------------------------------------------
 # binbashar/le-tf-infra-aws#175 ("nodes not being able to join the cluster due to NACL rules"):
@@ -200,4 +200,4 @@ _nn_acls = [acl(DEFAULT_ACL, ["subnet-0c7d8e9f"], default=True),
                 acl_entry(110, False, proto="6", ports=(22, 22), cidr="10.0.0.0/8")])]
 b = bundle("The private subnets' network ACL admits only TCP 443 and 22 in (as in binbashar/le-tf-infra-aws#175): ACLs are stateless, so the replies to the nodes' HTTPS calls, on ephemeral ports, are dropped and the nodes never register.",
     overrides=[*network(acls=_nn_acls), _NN_STUCK()])
-write("nacl-denies-return-traffic", b, ["KD5004", "KD6002"])
+write("nacl-denies-return-traffic", b, ["KD5004", "KD6002"], roots=["KD5004"])

@@ -47,7 +47,7 @@ _sc_write("pending-nodeselector-undeclared-label",
     logs={"karpenter-6d9f7c8b5d-7xk2p": HEALTHY_LOG + json.dumps({"level": "ERROR", "time": "2026-11-23T09:58:01.204Z", "logger": "controller",
         "message": "could not schedule pod", "commit": "6174c75", "controller": "provisioner", "namespace": "", "name": "", "reconcileID": "0c2b9d1e-5f3a-4c7e-9b8d-2a6e4f1c3d5b",
         "Pod": {"name": "web-5d8f7c9b6d-2xkqp", "namespace": "shop"},
-        "error": "incompatible with nodepool \"default\", daemonset overhead={\"cpu\":\"125m\",\"pods\":\"2\"}, incompatible requirements, label \"workload\" does not have known values"}) + "\n"})
+        "error": "incompatible with nodepool \"default\", daemonset overhead={\"cpu\":\"125m\",\"pods\":\"2\"}, incompatible requirements, label \"workload\" does not have known values"}) + "\n"}, roots=["KD8001"])
 
 # aws/karpenter-provider-aws#5975: a Spark executor asking 5.8 CPU and 46Gi; the spark NodePool
 # taints its nodes spark=yes:NoSchedule and the pod has no toleration; the default NodePool
@@ -60,7 +60,7 @@ _sc_exec = [_sc_pod("spark-exec-1", ns="spark", owner=("Pod", "spark-driver"), r
 _sc_write("pending-pod-too-large-for-untainted-pool",
     "A Spark executor asks 5.8 CPU and 46Gi: the spark NodePool's taint spark=yes:NoSchedule is not tolerated, and the default NodePool allows only large and xlarge types, the largest of which offers 14Gi to pods (aws/karpenter-provider-aws#5975).",
     _sc_exec, ["KD8002"], nps=[_sc_small, _sc_spark_pool],
-    events=[_sc_event(_sc_exec[0], "FailedScheduling", "Failed to schedule pod, did not tolerate taint (taint=spark=yes:NoSchedule); no instance type has enough resources")])
+    events=[_sc_event(_sc_exec[0], "FailedScheduling", "Failed to schedule pod, did not tolerate taint (taint=spark=yes:NoSchedule); no instance type has enough resources")], roots=["KD8002"])
 
 # aws/karpenter-provider-aws#4192: an EBS volume in a zone the EC2NodeClass has no subnet in.
 _sc_pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data-pg-0", "namespace": "db"},
@@ -76,7 +76,7 @@ _sc_pg = [_sc_pod("pg-0", ns="db", owner=("StatefulSet", "pg"), volumes=[{"name"
 _sc_write("pending-volume-in-zone-without-subnet",
     "StatefulSet db/pg's volume is an EBS volume in us-west-2c, bound before the cluster's subnets were narrowed to us-west-2a and us-west-2b; the pod can only run in us-west-2c, where no EC2NodeClass subnet is (aws/karpenter-provider-aws#4192).",
     _sc_pg, ["KD8003"],
-    extra=[fact("persistentVolumeClaims", [_sc_pvc]), fact("persistentVolumes", [_sc_pv]), fact("storageClasses", [_sc_gp3])])
+    extra=[fact("persistentVolumeClaims", [_sc_pvc]), fact("persistentVolumes", [_sc_pv]), fact("storageClasses", [_sc_gp3])], roots=["KD8003"])
 
 # kubernetes-sigs/karpenter#2657: the NodePool is at its cpu limit; the pod waits behind it.
 _sc_full = nodepool()
@@ -87,7 +87,7 @@ _sc_write("pending-behind-nodepool-limit",
     "The default NodePool holds 16 of its 16 CPUs; a pod of Deployment shop/api waits, and Karpenter says \"all available instance types exceed limits for nodepool\" (kubernetes-sigs/karpenter#2657).",
     _sc_api, ["KD4002", "KD8001"], nps=[_sc_full],
     extra=[fact("nodeClaims", [claim("default-a1b2c"), claim("default-d3e4f")])],
-    events=[_sc_event(_sc_api[0], "FailedScheduling", "Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=default)")])
+    events=[_sc_event(_sc_api[0], "FailedScheduling", "Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=default)")], roots=["KD4002"])
 
 # Healthy: a pod Unschedulable for 3 minutes, nominated to a NodeClaim launched a minute ago.
 _sc_nominated = [_sc_pod("web-5d8f7c9b6d-9qwer", since="2026-11-23T09:57:00Z")]
@@ -153,7 +153,7 @@ _sc_write("pending-spread-zone-without-subnet",
     extra=[fact({"scheduledPods": {"namespace": "shop", "labelSelector": "app=web"}},
                 [_sc_running("web-5d8f7c9b6d-a1a1a", _SC_N_A), _sc_running("web-5d8f7c9b6d-b2b2b", _SC_N_B)]),
            fact({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}},
-                [_sc_node(_SC_N_A, "us-west-2a"), _sc_node(_SC_N_B, "us-west-2b")])])
+                [_sc_node(_SC_N_A, "us-west-2a"), _sc_node(_SC_N_B, "us-west-2b")])], roots=["KD8003"])
 
 # Healthy: the same spread where Karpenter can follow it. Zones a and b hold one replica each;
 # a managed node group's node sits in us-west-2c, where Karpenter has no subnet. Counted, that

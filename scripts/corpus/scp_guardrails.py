@@ -24,7 +24,7 @@ b=bundle("The organization requires IMDSv2 with AWS's example SCP (as in aws/kar
     ncs=[custom_nc({"metadataOptions":{"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":2,"httpTokens":"optional"}},
         failing=("ValidationSucceeded","RunInstancesAuthCheckFailed","Controller isn't authorized to call ec2:RunInstances"))])
 b["emulator"]={**default_emulator(b), "scps":[{"name":"require-imdsv2","document":IMDS_SCP}]}
-write("scp-imdsv2-class-optional", b, ["KD2101","KD3008"])
+write("scp-imdsv2-class-optional", b, ["KD2101","KD3008"], roots=["KD2101"])
 
 # A platform SCP that allows only gp3 volumes (Deny ec2:RunInstances and ec2:CreateVolume on
 # volume/* unless ec2:VolumeType is gp3): Karpenter's default root volume is encrypted gp3.
@@ -43,7 +43,7 @@ TYPES_SCP={"Version":"2012-10-17","Statement":[{"Sid":"ApprovedInstanceTypes","E
 b=bundle("The organization allows only m5, m6i and t3 instances with an SCP (Deny ec2:RunInstances on instance/* unless ec2:InstanceType is one of them), while the NodePool allows instance categories c, m and r: launches of the other families are denied, and Karpenter's validation DryRun tried c5.large, so the EC2NodeClass reports RunInstancesAuthCheckFailed (as in aws-samples/eks-workshop-v2#1859).",
     ncs=[custom_nc(failing=("ValidationSucceeded","RunInstancesAuthCheckFailed","Controller isn't authorized to call ec2:RunInstances"))])
 b["emulator"]={**default_emulator(b), "scps":[{"name":"approved-instance-types","document":TYPES_SCP}]}
-write("scp-instance-type-allow-list", b, ["KD2101","KD3008"])
+write("scp-instance-type-allow-list", b, ["KD2101","KD3008"], roots=[])
 
 # The same SCP with the NodePool kept to the approved families: nothing is denied.
 kept=nodepool()
@@ -62,4 +62,4 @@ compute_class=nodeclass("compute")
 b=bundle("The organization allows only m5, m6i and t3 instances with an SCP (as in aws-samples/eks-workshop-v2#1859); the default NodePool keeps to m5 and m6i, but the compute NodePool on its own EC2NodeClass allows only the c category, none of which the SCP approves: nothing of that class can launch.",
     nps=[kept, compute_pool], ncs=[nodeclass(), compute_class])
 b["emulator"]={**default_emulator(b), "scps":[{"name":"approved-instance-types","document":TYPES_SCP}]}
-write("scp-instance-type-allow-list-one-class-blocked", b, ["KD2101"])
+write("scp-instance-type-allow-list-one-class-blocked", b, ["KD2101"], roots=["KD2101"])

@@ -14,7 +14,7 @@ b = bundle("A Windows Server 2022 EC2NodeClass was added beside the Linux one on
                fact({"eksAccessEntries": {"cluster": "demo"}}, [CREATOR_ENTRY, access_entry(MNG_ROLE_ARN), access_entry(NODE_ROLE_ARN)])])
 _hs_cluster(b, authenticationMode="API")
 _hs_windows_ssm(b)
-write("shared-node-role-linux-access-entry", b, ["KD5003"])
+write("shared-node-role-linux-access-entry", b, ["KD5003"], roots=["KD5003"])
 
 # The same role with an EC2_WINDOWS entry: the Windows nodes have their group; whether Linux
 # nodes register under EC2_WINDOWS EKS does not document, so KD5003 warns.
@@ -24,4 +24,4 @@ b = bundle("Linux and Windows EC2NodeClasses share one node role in an API-mode 
                fact({"eksAccessEntries": {"cluster": "demo"}}, [CREATOR_ENTRY, access_entry(MNG_ROLE_ARN), access_entry(NODE_ROLE_ARN, "EC2_WINDOWS")])])
 _hs_cluster(b, authenticationMode="API")
 _hs_windows_ssm(b)
-write("shared-node-role-windows-access-entry", b, ["KD5003"], exit_code=0)
+write("shared-node-role-windows-access-entry", b, ["KD5003"], exit_code=0, roots=[])

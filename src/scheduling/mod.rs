@@ -80,6 +80,10 @@ pub enum Blocked {
     },
     NoInstanceType {
         reason: String,
+        /// Set when instance types met the pod's requirements and were all removed because
+        /// the EC2NodeClass resolves AMIs only for these other architectures (Karpenter's
+        /// "no instance types satisfy requirements of amis"): the AMIs are the cause.
+        ami_arches: Vec<String>,
     },
     Zones {
         wanted: Vec<String>,
@@ -114,7 +118,11 @@ impl Blocked {
             Blocked::Limits { reason } => reason.clone(),
             Blocked::Taint { taint } => format!("did not tolerate taint ({taint})"),
             Blocked::Requirements { reason } => format!("incompatible requirements, {reason}"),
-            Blocked::NoInstanceType { reason } => {
+            Blocked::NoInstanceType { ami_arches, .. } if !ami_arches.is_empty() => format!(
+                "no instance type met the scheduling requirements: the types that meet them were removed because the EC2NodeClass's AMIs are only for {} (\"no instance types satisfy requirements of amis\")",
+                ami_arches.join(", ")
+            ),
+            Blocked::NoInstanceType { reason, .. } => {
                 format!("no instance type met the scheduling requirements ({reason})")
             }
             Blocked::Zones {
@@ -315,6 +323,8 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
         .map_err(|reason| Blocked::Requirements { reason })?;
     let both = pool.requirements.intersect(alt);
     let mut first_miss = None;
+    // Types that met the requirements but have no AMI for their architecture.
+    let mut removed_by_ami = 0usize;
     let matching: Vec<&Candidate<'_>> = pool
         .types
         .iter()
@@ -328,6 +338,7 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
             match type_meets(c, &both) {
                 Ok(()) if arch_ok => true,
                 Ok(()) => {
+                    removed_by_ami += 1;
                     first_miss.get_or_insert_with(|| "no AMI for its architecture".to_string());
                     false
                 }
@@ -339,8 +350,14 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
         })
         .collect();
     if matching.is_empty() {
+        let ami_arches = if removed_by_ami > 0 {
+            pool.ami_arches.iter().cloned().collect()
+        } else {
+            Vec::new()
+        };
         return Err(Blocked::NoInstanceType {
             reason: first_miss.unwrap_or_else(|| "the pool offers no instance type".to_string()),
+            ami_arches,
         });
     }
     // The pool's limits: nothing launches when no matching type fits what is left.
@@ -585,8 +602,32 @@ mod tests {
         );
         assert!(matches!(
             judge_pool(&arm, &limited),
-            Err(Blocked::NoInstanceType { .. })
+            Err(Blocked::NoInstanceType { ref ami_arches, .. }) if ami_arches.is_empty()
         ));
+    }
+
+    #[test]
+    fn types_removed_by_the_amis_architecture_name_the_amis() {
+        // A Graviton type meets the pod; the class resolves only amd64 AMIs, so Karpenter drops
+        // it ("no instance types satisfy requirements of amis"): the AMIs are the cause.
+        let types = [InstanceType::nitro("m7g.large", "arm64", 2)];
+        let mut p = pool(&types, &[]);
+        p.ami_arches = ["amd64".to_string()].into();
+        match judge_pool(&pod(&[], "1"), &p) {
+            Err(b @ Blocked::NoInstanceType { .. }) => {
+                assert!(
+                    matches!(&b, Blocked::NoInstanceType { ami_arches, .. } if ami_arches == &["amd64"])
+                );
+                assert!(
+                    b.describe()
+                        .contains("no instance types satisfy requirements of amis")
+                );
+            }
+            other => panic!("expected NoInstanceType, got {other:?}"),
+        }
+        // With an arm64 AMI too, the type is served.
+        p.ami_arches = ["amd64".to_string(), "arm64".to_string()].into();
+        assert!(judge_pool(&pod(&[], "1"), &p).is_ok());
     }
 
     #[test]

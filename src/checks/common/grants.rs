@@ -69,6 +69,9 @@ pub struct Grants {
     pub vars: BTreeMap<String, String>,
     pub probes: Vec<Probe>,
     pub rows: Vec<Decided>,
+    /// The node roles of the EC2NodeClasses (a profile's role included): passing them is
+    /// KD3007's to judge, per class.
+    pub node_roles: BTreeSet<String>,
 }
 
 impl Grants {
@@ -76,9 +79,20 @@ impl Grants {
         format!("IAM role {}", self.role.name)
     }
 
-    /// The rows stopped by `who`.
+    /// The rows stopped by `who`, but for `iam:PassRole` of an EC2NodeClass's node role: one
+    /// missing permission is one error, and KD3007 reports that one per class, naming the
+    /// class and the role (whoever denies it), so the checks of the controller's policy leave
+    /// it to KD3007 instead of reporting it a second time.
     pub fn denied_by(&self, who: Attribution) -> impl Iterator<Item = &Decided> {
-        self.rows.iter().filter(move |d| d.attribution == who)
+        self.rows
+            .iter()
+            .filter(move |d| d.attribution == who && !self.passes_node_role(d))
+    }
+
+    /// Whether a row is the controller passing a node role to EC2.
+    pub fn passes_node_role(&self, d: &Decided) -> bool {
+        d.row.action.eq_ignore_ascii_case("iam:PassRole")
+            && self.node_roles.contains(&d.row.resource)
     }
 
     /// A note when the data does not cover the controller's release exactly.
@@ -223,6 +237,10 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         };
         inputs.push(input);
     }
+    let node_roles: BTreeSet<String> = inputs
+        .iter()
+        .filter_map(|i| i.node_role_arn.clone())
+        .collect();
     let probes = reference::controller_probes(
         version,
         &InstallInput {
@@ -322,6 +340,7 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         vars,
         probes,
         rows,
+        node_roles,
     })
 }
 

@@ -38,6 +38,11 @@ pub const PERMISSION_OWNERS: &[&str] = &[
     NODECLASS_PASSROLE_DENIED,
 ];
 
+/// The checks that own the controller's own credentials: its identity wiring and, in a VPC
+/// without a way out, the STS or EKS Auth endpoint its pods need (the same owners as the
+/// controller log's `credentials` pattern).
+pub const CREDENTIAL_OWNERS: &[&str] = crate::logs::CREDENTIAL_OWNERS;
+
 impl Cause {
     /// Links a finding about this cause to the checks that own it.
     pub fn link(&self, finding: Finding) -> Finding {
@@ -94,6 +99,14 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
             || m.contains("not authorized")
         {
             Some("Unauthorized")
+        } else if m.contains("no instance types satisfy requirements of amis") {
+            // Karpenter's launch removes the instance types no resolved AMI can boot (their
+            // architecture or requirements): the AMIs are the cause, not the NodePool.
+            Some("AMIRequirementsUnsatisfied")
+        } else if crate::logs::classify(&m).is_some_and(|p| p.id == "credentials") {
+            // The controller's own AWS credentials failed before the launch was even sent
+            // ("get identity: get credentials: failed to refresh cached credentials").
+            Some("ControllerCredentials")
         } else if m.contains("invalidamiid") {
             Some("AMINotFound")
         } else if m.contains("insufficientinstancecapacity")
@@ -148,6 +161,16 @@ pub fn launch_cause(reason: &str, message: &str) -> Cause {
         "Unauthorized" => cause(
             "the controller role's policy does not allow the launch",
             &[CONTROLLER_PERMISSION_MISSING, NODECLASS_PASSROLE_DENIED],
+            Error,
+        ),
+        "AMIRequirementsUnsatisfied" => cause(
+            "no resolved AMI fits the instance types the NodePool allows (their architecture)",
+            &[NODECLASS_AMI_MISMATCH, NODECLASS_AMI_UNRESOLVABLE],
+            Error,
+        ),
+        "ControllerCredentials" => cause(
+            "the controller cannot get its own AWS credentials",
+            CREDENTIAL_OWNERS,
             Error,
         ),
         "AMIAuthorizationFailure" => cause(
@@ -257,6 +280,22 @@ mod tests {
             "User is not authorized to perform this operation because no identity-based policy allows it",
         );
         assert_eq!(policy.owners, ["KD2102", "KD3007"]);
+    }
+
+    #[test]
+    fn launch_messages_that_name_their_cause_are_owned_by_it() {
+        // aws/karpenter-provider-aws#7211: the launch error names the AMIs.
+        let amis = launch_cause(
+            "LaunchFailed",
+            "launching nodeclaim, creating instance, getting launch template configs, getting launch templates, no instance types satisfy requirements of amis [ami-06d9bcac32f727ddb]",
+        );
+        assert_eq!(amis.owners, ["KD3004", "KD3003"]);
+        let creds = launch_cause(
+            "",
+            "creating instance, getting launch template configs, operation error EC2: DescribeLaunchTemplates, get identity: get credentials: failed to refresh cached credentials, failed to retrieve credentials, operation error STS: AssumeRoleWithWebIdentity, https response error StatusCode: 0, dial tcp: i/o timeout",
+        );
+        assert_eq!(creds.owners, CREDENTIAL_OWNERS);
+        assert!(creds.owners.contains(&"KD5005"));
     }
 
     #[test]

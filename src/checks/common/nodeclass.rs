@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::arn::Arn;
 use crate::check::CheckCx;
 use crate::ec2::{self, AmiTerm};
-use crate::facts::FactError;
+use crate::facts::{FactError, IamRole};
+use crate::iam::policy::PolicyDocument;
 use crate::model::{Ec2NodeClass, object_ref};
 use crate::network::{Egress, Routing};
 
@@ -65,6 +66,35 @@ pub async fn node_role_arn(cx: &CheckCx, nc: &Ec2NodeClass) -> Result<Option<Str
             .and_then(|ip| ip.roles.first().cloned()),
         _ => None,
     })
+}
+
+/// Whether a role lets EC2 assume it (`sts:AssumeRole` for `principal`, EC2's service
+/// principal in the cluster's partition): without that, instances get no credentials.
+pub fn trusts_ec2(role: &IamRole, principal: &str) -> bool {
+    PolicyDocument::parse(&role.trust_policy).is_ok_and(|doc| {
+        doc.statements.iter().any(|s| {
+            s.allow && s.has_principal("Service", principal) && s.covers_action("sts:AssumeRole")
+        })
+    })
+}
+
+/// Whether the existing role `arn` is no node role at all: EC2 may not assume it (KD3005's
+/// finding, e.g. the controller's own role or a Fargate pod execution role named by mistake).
+/// What follows from naming such a role (its missing mapping or access entry, the controller
+/// not allowed to pass it) is a consequence of that one choice, so those checks link to
+/// KD3005 instead of standing as causes of their own.
+pub async fn not_a_node_role(cx: &CheckCx, arn: &str) -> Result<bool, FactError> {
+    let Some(name) = Arn::parse(arn).and_then(|a| a.role_name().map(str::to_string)) else {
+        return Ok(false);
+    };
+    Ok(cx
+        .iam_role(&name)
+        .await?
+        .as_ref()
+        .as_ref()
+        .is_some_and(|r| {
+            !trusts_ec2(r, "ec2.amazonaws.com") && !trusts_ec2(r, "ec2.amazonaws.com.cn")
+        }))
 }
 
 /// The AMI family in lower case: `amiFamily`, else the alias's (`al2023@latest`); empty

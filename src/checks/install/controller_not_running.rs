@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use crate::check::prelude::*;
 use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::CONTROLLER_UNSCHEDULABLE;
+use crate::checks::common::controller::pod_ready;
 use crate::model::{ControllerDeployment, object_ref};
 
 declare_check! {
@@ -69,7 +70,7 @@ async fn controller_not_running(cx: &CheckCx) -> CheckResult {
     let ready = if pods.is_empty() {
         controller.ready_replicas()
     } else {
-        pods.iter().filter(|p| is_ready(p)).count() as i32
+        pods.iter().filter(|p| pod_ready(p)).count() as i32
     };
     let desired = controller.desired_replicas();
     // With no ready pod the controller is down (error); with some ready, a crash-looping
@@ -153,13 +154,6 @@ async fn explain_crash(cx: &CheckCx, pod: &Pod, container: &str, f: Finding) -> 
             .owned_by_checks(p.owners),
         None => f,
     }
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 /// What is wrong with one controller pod, if anything: crash loops (with the last

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
-use crate::checks::common::controller::{controller, describe_pod};
+use crate::checks::common::controller::{controller, describe_pod, pod_ready};
 use crate::facts::{FargateProfile, FargateSelector};
 use crate::model::object_ref;
 
@@ -31,6 +31,14 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
     if pending.is_empty() {
         return Ok(Vec::new());
     }
+    // No ready replica: nothing provisions now (error). With one ready, the Pending one is
+    // the lost redundancy: the next crash, eviction or drain of the ready one stops
+    // provisioning (warning), as KD1001 judges a degraded replica.
+    let severity = if c.pods.iter().any(pod_ready) {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
     let ns = c.deployment().namespace().to_string();
     // Fargate is judged only when the cluster can be named; without it the scheduler's own
     // message is still the finding.
@@ -102,7 +110,7 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
         } else {
             f = f.hint(hint_for(&message)).fix(describe_pod(pod));
         }
-        findings.push(f);
+        findings.push(f.severity(severity));
     }
     Ok(findings)
 }

@@ -38,7 +38,7 @@ async fn crd_stored_versions_stale(cx: &CheckCx) -> CheckResult {
     for name in names {
         let crd = cx.crd(name).await?;
         let Some(crd) = crd.as_ref() else { continue };
-        if let Some(f) = stale_stored_versions(name, crd) {
+        if let Some(f) = stale_stored_versions(name, crd, controller_version) {
             findings.push(f);
         }
         if let Some(f) = conversion_webhook(cx, name, crd, controller_version).await? {
@@ -48,7 +48,14 @@ async fn crd_stored_versions_stale(cx: &CheckCx) -> CheckResult {
     Ok(findings)
 }
 
-fn stale_stored_versions(name: &str, crd: &CustomResourceDefinition) -> Option<Finding> {
+/// Stale stored versions: an error once the controller is 1.1 or later (the CRDs it needs
+/// cannot be installed over them), a warning on 1.0.x, where `[v1beta1, v1]` is the expected
+/// state until the migration is finished, a step to take before upgrading to 1.1.
+fn stale_stored_versions(
+    name: &str,
+    crd: &CustomResourceDefinition,
+    controller: Option<Version>,
+) -> Option<Finding> {
     let served = served_versions(crd);
     let stored: Vec<String> = crd
         .status
@@ -68,18 +75,35 @@ fn stale_stored_versions(name: &str, crd: &CustomResourceDefinition) -> Option<F
         return None;
     }
     let stale: Vec<String> = stale.into_iter().cloned().collect();
-    Some(
-        Finding::new(
-            format!("CustomResourceDefinition/{name}"),
+    let upgraded = controller.is_some_and(|v| v >= Version(1, 1, 0));
+    let (message, severity) = if upgraded {
+        (
             format!(
-                "status.storedVersions still lists {} besides v1: installing CRDs of a release without {} fails (\"status.storedVersions[0]: Invalid value\")",
+                "status.storedVersions still lists {} besides v1 under a 1.1+ controller: the CRDs of its release cannot be installed (\"status.storedVersions[0]: Invalid value: \\\"{}\\\": must appear in spec.versions\")",
                 stale.join(", "),
+                stale[0]
+            ),
+            Severity::Error,
+        )
+        } else {
+        (
+            format!(
+                "status.storedVersions still lists {} besides v1: expected on 1.0.x until the v1 migration is finished, but the upgrade to 1.1 fails until it is (\"status.storedVersions[0]: Invalid value\")",
                 stale.join(", ")
             ),
+            Severity::Warning,
         )
+    };
+    Some(
+        Finding::new(format!("CustomResourceDefinition/{name}"), message)
+        .severity(severity)
         .evidence("storedVersions", stored)
         .evidence("servedVersions", served.iter().map(|v| v.to_string()).collect::<Vec<_>>())
-        .hint("finish the v1 migration: let the controller (1.0.6+) rewrite the stored objects, then drop the old version from storedVersions")
+        .hint(if upgraded {
+            "finish the v1 migration by hand: write every object once so it is stored as v1, then drop the old version from storedVersions"
+        } else {
+            "before upgrading to 1.1, finish the v1 migration: run 1.0.6 or later until its migration controller has rewritten the stored objects and storedVersions is [\"v1\"]"
+        })
         .fix(format!(
             "kubectl patch crd {name} --subresource=status --type=merge -p '{{\"status\":{{\"storedVersions\":[\"v1\"]}}}}'"
         )),

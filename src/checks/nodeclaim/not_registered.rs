@@ -242,7 +242,11 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
         .filter(|e| e.reason == "UnregisteredTaintMissing")
     {
         findings.push(
-            Finding::new(format!("NodeClaim/{}", e.name), "the node registered without the karpenter.sh/unregistered taint: custom user data must register the kubelet with it (required since v1.0)")
+            // Karpenter logs the missing taint and registers the node anyway
+            // (kubernetes-sigs/karpenter, nodeclaim lifecycle registration.go): nothing fails
+            // now; pods may land before its labels and taints are synced.
+            Finding::new(format!("NodeClaim/{}", e.name), "the node registered without the karpenter.sh/unregistered taint: Karpenter registered it anyway, but pods can land on it before its labels and taints are synced (custom user data must register the kubelet with the taint since v1.0)")
+                .severity(Severity::Warning)
                 .evidence("event", e.message.clone())
                 .evidence("count", e.count)
                 .hint("add karpenter.sh/unregistered:NoExecute to the kubelet's registerWithTaints in the EC2NodeClass user data")

@@ -6,10 +6,9 @@ use crate::arn::Arn;
 use crate::check::prelude::*;
 use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::grants;
-use crate::checks::common::nodeclass::{NodeRoleSource, node_role_source, object};
+use crate::checks::common::nodeclass::{NodeRoleSource, node_role_source, object, trusts_ec2};
 use crate::checks::common::wiring::irsa_role;
 use crate::facts::{AttachedPolicy, IamRole};
-use crate::iam::policy::PolicyDocument;
 use crate::iam::simulation::{Attribution, attribute};
 use crate::model::Ec2NodeClass;
 
@@ -133,13 +132,7 @@ fn judge_role(
     if is_controller_role {
         problems.push("it is the controller's own role: nodes would get the controller's permissions and its trust policy does not let EC2 assume it".to_string());
     }
-    let trusts_ec2 = PolicyDocument::parse(&role.trust_policy).is_ok_and(|doc| {
-        doc.statements.iter().any(|s| {
-            s.allow
-                && s.has_principal("Service", ec2_principal)
-                && s.covers_action("sts:AssumeRole")
-        })
-    });
+    let trusts_ec2 = trusts_ec2(role, ec2_principal);
     if !trusts_ec2 {
         problems.push(format!("its trust policy does not let {ec2_principal} assume it (sts:AssumeRole): instances get no credentials"));
     }

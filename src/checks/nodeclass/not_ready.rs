@@ -37,24 +37,30 @@ const SUB_CONDITIONS: &[&str] = &[
 ];
 
 /// The checks that find the cause of a sub-condition, in words; `None` when none does.
-fn owner(sub_condition: &str) -> Option<String> {
-    Some(match sub_condition {
-        "SubnetsReady" => NODECLASS_SUBNETS_UNRESOLVED.to_string(),
-        "SecurityGroupsReady" => NODECLASS_SECURITY_GROUPS_UNRESOLVED.to_string(),
-        "AMIsReady" => NODECLASS_AMI_UNRESOLVABLE.to_string(),
-        "InstanceProfileReady" => {
-            format!("{NODECLASS_INSTANCE_PROFILE_INVALID} and {NODECLASS_NODE_ROLE_INVALID}")
-        }
-        "ValidationSucceeded" => format!(
-            "{NODECLASS_PASSROLE_DENIED} and {CONTROLLER_ACTION_BLOCKED_BY_SCP}-{CONTROLLER_PERMISSION_BOUNDARY_BLOCKS}"
-        ),
-        _ => return None,
-    })
+fn owner(c: &Condition) -> Option<String> {
+    match owner_codes(c) {
+        [] => None,
+        [one] => Some(one.to_string()),
+        [rest @ .., last] => Some(format!("{} and {last}", rest.join(", "))),
+    }
 }
 
 /// The checks whose failures explain a bad sub-condition (what `owner` names in words).
-fn owner_codes(sub_condition: &str) -> &'static [&'static str] {
-    match sub_condition {
+fn owner_codes(c: &Condition) -> &'static [&'static str] {
+    match c.type_.as_str() {
+        // The validation's dry-run RunInstances names the instance profile: one that does not
+        // exist fails it (InstanceProfileNotFound), and one given as an ARN keeps it from ever
+        // running (Unknown, AwaitingReconciliation: aws/karpenter-provider-aws#8072).
+        "ValidationSucceeded" if c.reason.to_ascii_lowercase().contains("instanceprofile") => {
+            &[NODECLASS_INSTANCE_PROFILE_INVALID]
+        }
+        "ValidationSucceeded" if c.status == "Unknown" => &[
+            NODECLASS_INSTANCE_PROFILE_INVALID,
+            NODECLASS_PASSROLE_DENIED,
+            CONTROLLER_ACTION_BLOCKED_BY_SCP,
+            CONTROLLER_PERMISSION_MISSING,
+            CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
+        ],
         "SubnetsReady" => &[NODECLASS_SUBNETS_UNRESOLVED],
         "SecurityGroupsReady" => &[NODECLASS_SECURITY_GROUPS_UNRESOLVED],
         "AMIsReady" => &[NODECLASS_AMI_UNRESOLVABLE],
@@ -68,6 +74,14 @@ fn owner_codes(sub_condition: &str) -> &'static [&'static str] {
         _ => &[],
     }
 }
+
+/// The checks that explain a status the controller never wrote or never settled.
+const UNSETTLED_OWNERS: &[&str] = &[
+    CONTROLLER_NOT_RUNNING,
+    CONTROLLER_PERMISSION_MISSING,
+    CONTROLLER_ACTION_BLOCKED_BY_SCP,
+    CONTROLLER_PERMISSION_BOUNDARY_BLOCKS,
+];
 
 /// How long a condition may stay Unknown before it counts as stuck: discovery takes seconds.
 const STUCK_MINUTES: i64 = 10;
@@ -106,7 +120,7 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
             .collect();
         let owners: Vec<String> = bad
             .iter()
-            .filter_map(|c| owner(&c.type_).map(|o| format!("{}: see {o}", c.type_)))
+            .filter_map(|c| owner(c).map(|o| format!("{}: see {o}", c.type_)))
             .collect();
         let message = match (ready, bad.first()) {
             (None, _) => format!(
@@ -118,7 +132,16 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
             ),
             (Some(r), None) => format!("is not Ready ({} {}): {}", r.status, r.reason, r.message),
         };
-        let codes: Vec<&str> = bad.iter().flat_map(|c| owner_codes(&c.type_)).copied().collect();
+        let mut codes: Vec<&str> = bad.iter().flat_map(|c| owner_codes(c)).copied().collect();
+        // A status never written, or a condition the controller never settled, is the
+        // controller's: it is down (KD1001, linked to its own cause), or cannot make the AWS
+        // calls the condition waits on (an alias needs ssm:GetParameter: KD2102).
+        let unsettled = ready.is_none()
+            || bad.iter().any(|c| c.status == "Unknown")
+            || ready.is_some_and(|r| r.status == "Unknown");
+        if unsettled {
+            codes.extend(UNSETTLED_OWNERS);
+        }
         let mut f = Finding::new(object(nc), message)
             .evidence("conditions", described)
             .owned_by_checks(&codes);

@@ -7,7 +7,10 @@
 
 use crate::check::prelude::*;
 use crate::checks::common::grants;
-use crate::checks::common::nodeclass::{NodeRoleSource, node_role_arn, node_role_source, object};
+use crate::checks::common::codes::NODECLASS_NODE_ROLE_INVALID;
+use crate::checks::common::nodeclass::{
+    NodeRoleSource, node_role_arn, node_role_source, not_a_node_role, object,
+};
 use crate::iam::simulation::Attribution;
 
 declare_check! {
@@ -85,8 +88,12 @@ async fn passrole_denied(cx: &CheckCx) -> CheckResult {
         if let Some(p) = profile {
             f = f.evidence("instanceProfile", p);
         }
-        f = f
-        .hint(hint);
+        f = f.hint(hint);
+        // Passing a role that is no node role at all is moot: the class names the wrong role
+        // (KD3005), and the fix there (the node role) is what the controller may pass.
+        if not_a_node_role(cx, &role).await? {
+            f = f.owned_by([NODECLASS_NODE_ROLE_INVALID]);
+        }
         if d.attribution == Attribution::NotGranted {
             f = f
                 .evidence("statement", statement.clone())

@@ -48,6 +48,21 @@ async fn subnet_ips_low(cx: &CheckCx) -> CheckResult {
             continue;
         }
         let all_low = low.len() == selected.len();
+        // A zone whose every selected subnet has no free address cannot launch at all: an
+        // error now (InsufficientFreeAddressesInSubnet). Low but not empty is a warning: it
+        // runs out on the next nodes or pods.
+        let mut zones: Vec<&str> = selected.iter().map(|s| s.availability_zone.as_str()).collect();
+        zones.sort();
+        zones.dedup();
+        let full: Vec<&str> = zones
+            .into_iter()
+            .filter(|z| {
+                selected
+                    .iter()
+                    .filter(|s| s.availability_zone == *z)
+                    .all(|s| s.available_ip_address_count <= 0)
+            })
+            .collect();
         let listed: Vec<String> = low
             .iter()
             .map(|s| {
@@ -57,19 +72,31 @@ async fn subnet_ips_low(cx: &CheckCx) -> CheckResult {
                 )
             })
             .collect();
+        let (severity, consequence) = if !full.is_empty() {
+            (
+                Severity::Error,
+                format!(
+                    ": no address is left in {}, so every launch there fails with InsufficientFreeAddressesInSubnet",
+                    full.join(", ")
+                ),
+            )
+        } else if all_low {
+            (
+                Severity::Warning,
+                ": new nodes and pods will run out of addresses".to_string(),
+            )
+        } else {
+            (Severity::Warning, String::new())
+        };
         findings.push(Finding::new(
             object(nc),
             format!(
-                "{} of {} selected subnet(s) have fewer than {LOW_FREE_IPS} free IPv4 addresses{}",
+                "{} of {} selected subnet(s) have fewer than {LOW_FREE_IPS} free IPv4 addresses{consequence}",
                 low.len(),
                 selected.len(),
-                if all_low {
-                    ": new nodes and pods will run out of addresses"
-                } else {
-                    ""
-                }
             ),
         )
+        .severity(severity)
         .evidence("lowSubnets", capped(listed, 20))
         .hint("add larger subnets to the selector (tag them), enable VPC CNI prefix delegation, or spread NodePools over more zones"));
     }

@@ -6,7 +6,8 @@
 use crate::check::prelude::*;
 use crate::checks::common::access::{Mode, NodeRole, node_roles};
 use crate::checks::common::cluster::cluster;
-use crate::checks::common::nodeclass::object;
+use crate::checks::common::codes::NODECLASS_NODE_ROLE_INVALID;
+use crate::checks::common::nodeclass::{not_a_node_role, object};
 
 declare_check! {
     pub static ACCESS_ENTRY_WRONG_TYPE = {
@@ -117,6 +118,11 @@ async fn access_entry_wrong_type(cx: &CheckCx) -> CheckResult {
                 entry.kind
             ),
         ));
+        // A role EC2 may not assume is not a node role (KD3005): its entry's type follows from
+        // naming it, e.g. a Fargate pod execution role's FARGATE_LINUX entry.
+        if not_a_node_role(cx, arn).await? {
+            f = f.owned_by([NODECLASS_NODE_ROLE_INVALID]);
+        }
         if !windows.is_empty() && !linux.is_empty() {
             f = f
                 .evidence("linuxNodeClasses", linux.iter().map(|s| s.to_string()).collect::<Vec<_>>())

@@ -5,9 +5,9 @@
 use crate::check::prelude::*;
 use crate::checks::common::access::{Mode, NodeRole, map_roles, node_entry_type, node_roles};
 use crate::checks::common::cluster::cluster;
-use crate::checks::common::codes::AWS_AUTH_MALFORMED;
+use crate::checks::common::codes::{AWS_AUTH_MALFORMED, NODECLASS_NODE_ROLE_INVALID};
 use crate::checks::common::evidence::capped;
-use crate::checks::common::nodeclass::object;
+use crate::checks::common::nodeclass::{not_a_node_role, object};
 use crate::model::NodeClaim;
 
 declare_check! {
@@ -63,12 +63,15 @@ async fn node_role_not_mapped(cx: &CheckCx) -> CheckResult {
         if in_aws_auth && !mode.reads_aws_auth() {
             why.push_str(" (it is in aws-auth, which the API authentication mode ignores)");
         }
+        // The mapping is there but aws-auth's shape keeps it from counting: one cause, KD5002's.
+        let mut owners = Vec::new();
         if let Some(Err(e)) = &mapped_roles
             && mode.reads_aws_auth()
         {
             why.push_str(&format!(
                 " (aws-auth cannot be parsed, so none of its mappings count: {e}; see {AWS_AUTH_MALFORMED})"
             ));
+            owners.push(AWS_AUTH_MALFORMED);
         }
         if role.has_path()
             && mode.reads_aws_auth()
@@ -78,11 +81,17 @@ async fn node_role_not_mapped(cx: &CheckCx) -> CheckResult {
             why.push_str(&format!(
                 " (aws-auth names it with its path, which never matches; see {AWS_AUTH_MALFORMED})"
             ));
+            owners.push(AWS_AUTH_MALFORMED);
+        }
+        // A role EC2 may not assume is not a node role: mapping it would not help (KD3005).
+        if not_a_node_role(cx, &role.arn).await? {
+            owners.push(NODECLASS_NODE_ROLE_INVALID);
         }
         why.push_str(": its nodes are refused by the API server and never register");
         // Read only when there is something to report: NodeClaims are evidence here.
         let stuck = unregistered(&cx.nodeclaims().await?, role.nodeclass.name());
         let mut f = Finding::new(object(role.nodeclass), why)
+            .owned_by(owners)
             .evidence("authenticationMode", mode.as_str())
             .evidence("nodeRole", role.arn.clone());
         if !stuck.is_empty() {

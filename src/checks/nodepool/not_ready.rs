@@ -61,8 +61,17 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
         for c in shown {
             let codes = owners(c);
             let owners = codes.join(", ");
+            // A launch reason is as grave here as KD6001 rates it: EC2 out of capacity or
+            // throttling the controller is a warning (Karpenter retries), a missing role is not.
+            let severity = match (c.type_.as_str(), c.reason.as_str()) {
+                ("NodeRegistrationHealthy", r) if r != "RegistrationFailed" => {
+                    launch_cause(r, &c.message).severity
+                }
+                _ => Severity::Error,
+            };
             findings.push(
                 Finding::new(pool.object(), format!("is not healthy: {}", c.describe()))
+                    .severity(severity)
                     .owned_by_checks(codes)
                     .evidence("condition", c.describe())
                     .evidence("since", c.last_transition_time.clone().unwrap_or_default())

@@ -74,6 +74,9 @@ fn report(group: &Group) -> Finding {
                     .fix(format!("kubectl edit nodepool {pool}")),
                 Blocked::Taint { taint } => f.hint(toleration_hint(pool, taint)),
                 Blocked::Requirements { reason } => f.hint(requirement_hint(pool, reason)),
+                Blocked::NoInstanceType { ami_arches, .. } if !ami_arches.is_empty() => f
+                    .owned_by([codes::NODECLASS_AMI_MISMATCH, codes::NODECLASS_AMI_UNRESOLVABLE])
+                    .hint(format!("instance types meet these pods' constraints, but NodePool {pool}'s EC2NodeClass has AMIs only for {}: add AMIs for the other architecture to its amiSelectorTerms, or restrict the NodePool's kubernetes.io/arch to {}", ami_arches.join(", "), ami_arches.join(", "))),
                 Blocked::NoInstanceType { .. } => f
                     .owned_by([codes::NODEPOOL_REQUIREMENTS_UNSATISFIABLE])
                     .hint(format!("with the pods' constraints, no instance type NodePool {pool} allows is left: widen the NodePool's requirements or relax the pods' nodeSelector/affinity")),
