@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -253,24 +255,6 @@ fn written_codes(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The files under `dir` whose names end with `ext`, recursively.
-fn files_under(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("readable directory") {
-            let path = entry.expect("directory entry").path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == ext) {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn every_code_written_in_code_and_docs_is_registered() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -279,8 +263,8 @@ fn every_code_written_in_code_and_docs_is_registered() {
         .map(|c| c.code)
         .chain(RETIRED.iter().map(|r| r.0))
         .collect();
-    let mut files = files_under(&root.join("src"), "rs");
-    files.extend(files_under(&root.join("checks"), "md"));
+    let mut files = support::files_under(&root.join("src"), "rs");
+    files.extend(support::files_under(&root.join("checks"), "md"));
     files.push(root.join("README.md"));
     let mut unknown = Vec::new();
     let mut allowed_seen = BTreeSet::new();
@@ -341,7 +325,7 @@ fn every_code_constant_names_the_check_of_its_name() {
 fn checks_share_only_through_common() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/checks");
     let mut offences = Vec::new();
-    for path in files_under(&dir, "rs") {
+    for path in support::files_under(&dir, "rs") {
         let rel = path.strip_prefix(&dir).expect("under src/checks");
         let parts: Vec<String> = rel
             .iter()

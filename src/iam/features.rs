@@ -2,6 +2,8 @@
 //! documented configuration that works around a block (failure-modes §4.2). One table, used
 //! to group denied actions in findings and in the pre-install table.
 
+use crate::finding::Severity;
+
 /// A Karpenter feature that needs some IAM actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Feature {
@@ -120,6 +122,27 @@ feature!(
     "grant the action, or ask the owner of the policy that blocks it"
 );
 
+/// What losing `action` costs now, as a finding's severity. Most actions are what Karpenter
+/// does on every launch, termination or discovery: an error. A few serve only a background job
+/// or an option: `iam:ListInstanceProfiles` garbage-collects leaked instance profiles (1.7+;
+/// provisioning is unaffected, kubernetes/kops#17854, until the account's profile quota is
+/// reached), `ec2:DescribeInstanceStatus` replaces impaired instances (1.12+), and
+/// `ec2:DescribeCapacityReservations` / `ec2:DescribePlacementGroups` resolve an EC2NodeClass's
+/// `capacityReservationSelectorTerms` / `placementGroup`, so they break only once a class sets
+/// one (`in_use(field)` tells). Karpenter falls back to its built-in prices without
+/// `pricing:GetProducts`.
+pub fn severity(action: &str, in_use: &dyn Fn(&str) -> bool) -> Severity {
+    match action.to_ascii_lowercase().as_str() {
+        "pricing:getproducts" => Severity::Info,
+        "iam:listinstanceprofiles" | "ec2:describeinstancestatus" => Severity::Warning,
+        "ec2:describecapacityreservations" if !in_use("capacityReservationSelectorTerms") => {
+            Severity::Warning
+        }
+        "ec2:describeplacementgroups" if !in_use("placementGroup") => Severity::Warning,
+        _ => Severity::Error,
+    }
+}
+
 /// The feature an action belongs to.
 pub fn of(action: &str) -> Feature {
     let a = action.to_ascii_lowercase();
@@ -150,6 +173,22 @@ pub fn of(action: &str) -> Feature {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optional_actions_are_warnings_until_a_class_uses_them() {
+        let none = |_: &str| false;
+        assert_eq!(severity("ec2:RunInstances", &none), Severity::Error);
+        assert_eq!(severity("pricing:GetProducts", &none), Severity::Info);
+        assert_eq!(severity("iam:ListInstanceProfiles", &none), Severity::Warning);
+        assert_eq!(severity("ec2:DescribeInstanceStatus", &none), Severity::Warning);
+        assert_eq!(severity("ec2:DescribePlacementGroups", &none), Severity::Warning);
+        let placement = |f: &str| f == "placementGroup";
+        assert_eq!(severity("ec2:DescribePlacementGroups", &placement), Severity::Error);
+        assert_eq!(
+            severity("ec2:DescribeCapacityReservations", &placement),
+            Severity::Warning
+        );
+    }
 
     #[test]
     fn actions_map_to_the_feature_they_break() {

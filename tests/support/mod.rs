@@ -1309,6 +1309,24 @@ pub fn scratch(name: &str) -> PathBuf {
 /// `fixtures/<name>/` with every other scenario's.
 pub const PRODUCT_BUNDLES: &[&str] = &["demo"];
 
+/// The files under `dir` whose names end with `ext`, recursively.
+pub fn files_under(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable directory") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Every scenario: a directory of `fixtures/` with an `expect.json`.
 pub fn fixture_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("fixtures"))

@@ -17,11 +17,12 @@ use super::nodeclass::NodeRoleSource;
 use super::nodeclass::{ami_arches, status_ids, subnet_zones};
 use super::wiring;
 use crate::arn::Arn;
-use crate::check::CheckCx;
+use crate::check::{CheckCx, Severity};
 use crate::facts::{ContextEntry, FactError, IamRole};
 use crate::iam::reference::{
     self, Coverage, InstallInput, NodeClassInput, Probe, Version, alias_parameter_paths,
 };
+use crate::iam::features;
 use crate::iam::simulation::{Attribution, Decision, Row, attribute};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodePool};
 
@@ -72,6 +73,8 @@ pub struct Grants {
     /// The node roles of the EC2NodeClasses (a profile's role included): passing them is
     /// KD3007's to judge, per class.
     pub node_roles: BTreeSet<String>,
+    /// The `spec` fields some EC2NodeClass sets: whether an optional feature is in use.
+    pub nodeclass_fields: BTreeSet<String>,
 }
 
 impl Grants {
@@ -87,6 +90,11 @@ impl Grants {
         self.rows
             .iter()
             .filter(move |d| d.attribution == who && !self.passes_node_role(d))
+    }
+
+    /// How grave a denied action is for this install (`features::severity`).
+    pub fn severity_of(&self, action: &str) -> Severity {
+        features::severity(action, &|field| self.nodeclass_fields.contains(field))
     }
 
     /// Whether a row is the controller passing a node role to EC2.
@@ -237,6 +245,12 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         };
         inputs.push(input);
     }
+    let nodeclass_fields: BTreeSet<String> = nodeclasses
+        .iter()
+        .flat_map(|nc| nc.spec.iter())
+        .filter(|(_, v)| !(v.is_null() || v.as_array().is_some_and(Vec::is_empty)))
+        .map(|(k, _)| k.clone())
+        .collect();
     let node_roles: BTreeSet<String> = inputs
         .iter()
         .filter_map(|i| i.node_role_arn.clone())
@@ -341,6 +355,7 @@ pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
         probes,
         rows,
         node_roles,
+        nodeclass_fields,
     })
 }
 

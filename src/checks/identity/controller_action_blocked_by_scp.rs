@@ -51,9 +51,12 @@ async fn controller_action_blocked_by_scp(cx: &CheckCx) -> CheckResult {
             .evidence("role", g.role.arn.clone())
             .evidence("karpenterVersion", g.version.to_string())
             .hint(format!("workaround: {}", feature.workaround));
-            if feature.id == features::PRICING.id {
-                f = f.severity(Severity::Info);
-            }
+            f = f.severity(
+                rows.iter()
+                    .map(|d| g.severity_of(&d.row.action))
+                    .max()
+                    .unwrap_or(Severity::Error),
+            );
             // Asked again with what this install's launches carry: the block is real.
             f = grants::launch_evidence(f, &rows);
             if let Some(note) = g.version_note() {

@@ -55,6 +55,13 @@ async fn controller_permission_boundary_blocks(cx: &CheckCx) -> CheckResult {
             grants::describe(&blocked).len()
         ),
     )
+    .severity(
+        blocked
+            .iter()
+            .map(|d| g.severity_of(&d.row.action))
+            .max()
+            .unwrap_or(Severity::Error),
+    )
     .evidence("boundary", boundary.clone())
     .evidence("blocked", capped(breaks, 10))
     .evidence("role", g.role.arn.clone())

@@ -67,6 +67,13 @@ async fn controller_permission_missing(cx: &CheckCx) -> CheckResult {
                 statement.feature
             ),
         )
+        // The gravest of its actions: an optional feature's action alone is a warning.
+        .severity(
+            rows.iter()
+                .map(|d| g.severity_of(&d.row.action))
+                .max()
+                .unwrap_or(Severity::Error),
+        )
         .evidence("missing", capped(grants::describe(&rows), 8))
         .evidence("statement", sid.clone())
         .evidence("role", g.role.arn.clone());

@@ -65,6 +65,13 @@ async fn aws_auth_malformed(cx: &CheckCx) -> CheckResult {
             .iter()
             .filter(|m| m.rolearn == role.pathless())
             .collect();
+        // Every entry the authenticator can match is right: the nodes join now, and the
+        // duplicates or strays (a path or instance-profile ARN, which never match) only break
+        // it on the next edit of the wrong copy. A warning; otherwise an error.
+        let matched_all_right = !ours.is_empty()
+            && ours
+                .iter()
+                .all(|m| node_mapping_problems(m, role.windows).is_empty());
         for m in &ours {
             for p in node_mapping_problems(m, role.windows) {
                 problems.push(format!("line {}: {p}", m.line));
@@ -123,12 +130,22 @@ async fn aws_auth_malformed(cx: &CheckCx) -> CheckResult {
             Finding::new(
                 OBJECT,
                 format!(
-                    "the mapping of {}'s node role {} is wrong: {}",
+                    "the mapping of {}'s node role {} is wrong{}: {}",
                     object(role.nodeclass),
                     role.pathless(),
+                    if matched_all_right {
+                        " beside a correct entry, which the nodes use now"
+                    } else {
+                        ""
+                    },
                     problems.join("; ")
                 ),
             )
+            .severity(if matched_all_right {
+                Severity::Warning
+            } else {
+                Severity::Error
+            })
             .evidence("nodeRole", role.arn.clone())
             .evidence("lines", lines)
             .hint(format!(
