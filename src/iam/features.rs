@@ -179,11 +179,23 @@ mod tests {
         let none = |_: &str| false;
         assert_eq!(severity("ec2:RunInstances", &none), Severity::Error);
         assert_eq!(severity("pricing:GetProducts", &none), Severity::Info);
-        assert_eq!(severity("iam:ListInstanceProfiles", &none), Severity::Warning);
-        assert_eq!(severity("ec2:DescribeInstanceStatus", &none), Severity::Warning);
-        assert_eq!(severity("ec2:DescribePlacementGroups", &none), Severity::Warning);
+        assert_eq!(
+            severity("iam:ListInstanceProfiles", &none),
+            Severity::Warning
+        );
+        assert_eq!(
+            severity("ec2:DescribeInstanceStatus", &none),
+            Severity::Warning
+        );
+        assert_eq!(
+            severity("ec2:DescribePlacementGroups", &none),
+            Severity::Warning
+        );
         let placement = |f: &str| f == "placementGroup";
-        assert_eq!(severity("ec2:DescribePlacementGroups", &placement), Severity::Error);
+        assert_eq!(
+            severity("ec2:DescribePlacementGroups", &placement),
+            Severity::Error
+        );
         assert_eq!(
             severity("ec2:DescribeCapacityReservations", &placement),
             Severity::Warning

@@ -1697,9 +1697,10 @@ _static_answers = {}
 def ec2_call_action(self):
     """Answers a repeated instance-type request from the first answer to the same request (same
     region, account and parameters). Only successful answers are kept; BaseResponse.call_action
-    is looked up on each call, so KARPMOTO_DENY's wrapper still applies."""
+    is looked up on each call, so the denial wrapper still applies, and a denied action is never
+    answered from what was kept before it was denied."""
     action = self._get_action()
-    if action not in _STATIC_EC2_ACTIONS:
+    if action not in _STATIC_EC2_ACTIONS or f"ec2:{action}".lower() in _DENIED:
         return BaseResponse.call_action(self)
     params = tuple(sorted((k, tuple(v)) for k, v in self.querystring.items()))
     key = (self.current_account, self.region, params)
@@ -1845,6 +1846,7 @@ def install():
         DomainDispatcherApplication.__call__ = _profiled(DomainDispatcherApplication.__call__)
     # Inside the reuse wrapper, which takes a seed for a write and forgets the answers it kept.
     DomainDispatcherApplication.__call__ = _console_route(DomainDispatcherApplication.__call__)
+    DomainDispatcherApplication.__call__ = _deny_route(DomainDispatcherApplication.__call__)
     if os.environ.get("KARPMOTO_REUSE_READS") == "1":
         DomainDispatcherApplication.__call__ = _reusing_reads(DomainDispatcherApplication.__call__)
     DomainDispatcherApplication.__call__ = _catalogue_route(DomainDispatcherApplication.__call__)
@@ -1951,20 +1953,48 @@ def _sqs_denied(response, message):
     return 403, {"Content-Type": "text/xml"}, body
 
 
+# The actions answered with AccessDenied: KARPMOTO_DENY at start-up, replaced at any time by
+# POST /karpmoto-api/deny (a JSON list of "service:Action"). /moto-api/reset leaves it alone: a
+# test that takes permissions away one at a time seeds the emulator once and switches the
+# denial between runs, instead of starting and seeding an emulator per permission.
+_DENIED = set()
+
+
+def _deny_route(call):
+    """POST /karpmoto-api/deny ["service:Action", ...] sets the denied actions ([] for none)."""
+
+    def wrapped(self, environ, start_response):
+        if environ.get("PATH_INFO") != "/karpmoto-api/deny" or environ.get("REQUEST_METHOD") != "POST":
+            return call(self, environ, start_response)
+        try:
+            actions = json.loads(_request_body(environ) or b"[]")
+            if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+                raise TypeError("a JSON list of service:Action strings")
+        except (ValueError, TypeError) as error:
+            start_response("400 Bad Request", [("Content-Type", "application/json")])
+            return [json.dumps({"message": f"bad deny list: {error!r}"}).encode()]
+        _DENIED.clear()
+        _DENIED.update(a.strip().lower() for a in actions if a.strip())
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b"{}"]
+
+    return wrapped
+
+
 def _install_denials():
-    """KARPMOTO_DENY=service:Action,... answers exactly those actions with AccessDenied, in the
-    service's own protocol, so a test can take one permission away from karpdoctor's identity
-    while every other call still reaches the emulator."""
-    denied = {a.strip().lower() for a in os.environ.get("KARPMOTO_DENY", "").split(",") if a.strip()}
-    if not denied:
-        return
+    """Answers the denied actions (KARPMOTO_DENY=service:Action,..., or POST /karpmoto-api/deny)
+    with AccessDenied, in the service's own protocol, so a test can take one permission away
+    from karpdoctor's identity while every other call still reaches the emulator."""
+    _DENIED.update(a.strip().lower() for a in os.environ.get("KARPMOTO_DENY", "").split(",") if a.strip())
     from moto.core.exceptions import JsonRESTError
 
     original = BaseResponse.call_action
 
     def call_action(self):
+        if not _DENIED:
+            return original(self)
         action = f"{self.service_name}:{self._get_action()}"
-        if action.lower() not in denied:
+        if action.lower() not in _DENIED:
             return original(self)
         message = f"User is not authorized to perform: {action} (KARPMOTO_DENY)"
         if self.service_name == "sqs":

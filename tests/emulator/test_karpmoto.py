@@ -1258,6 +1258,37 @@ def test_denied_actions_answer_in_each_protocol(tmp_path, account):
         assert client_for(url, account, "ec2").get_ebs_encryption_by_default()["EbsEncryptionByDefault"] is False
 
 
+def test_denials_switch_at_run_time(tmp_path, account):
+    """POST /karpmoto-api/deny replaces the denied actions: a test seeds once and takes one
+    permission away per run; [] serves everything again; a bad body is refused."""
+    import urllib.error
+    import urllib.request
+
+    def deny(url, body):
+        req = urllib.request.Request(url + "/karpmoto-api/deny", data=body.encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        return urllib.request.urlopen(req).status
+
+    with running_karpmoto(tmp_path) as url:
+        ec2 = client_for(url, account, "ec2")
+        assert ec2.describe_security_groups()["SecurityGroups"] is not None
+        assert deny(url, '["ec2:DescribeSecurityGroups"]') == 200
+        with pytest.raises(ClientError) as err:
+            ec2.describe_security_groups()
+        assert err.value.response["Error"]["Code"] == "UnauthorizedOperation"
+        assert ec2.describe_subnets()["Subnets"] is not None
+        # An instance-type answer kept from before is not served once the action is denied.
+        assert ec2.describe_instance_type_offerings()["InstanceTypeOfferings"] is not None
+        assert deny(url, '["ec2:DescribeInstanceTypeOfferings"]') == 200
+        with pytest.raises(ClientError):
+            ec2.describe_instance_type_offerings()
+        assert deny(url, "[]") == 200
+        assert ec2.describe_security_groups()["SecurityGroups"] is not None
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            deny(url, '{"not": "a list"}')
+        assert bad.value.code == 400
+
+
 # --- EKS: Fargate profiles ---------------------------------------------------------------------
 
 

@@ -130,6 +130,17 @@ pub fn unrestrict_instance_types(url: &str) {
     post_catalogue(url, "null");
 }
 
+/// Answers exactly these actions (`service:Action`) with AccessDenied from now on; `&[]` for none.
+pub fn deny_actions(url: &str, actions: &[&str]) {
+    emulator_post(
+        url,
+        "/karpmoto-api/deny",
+        "Content-Type: application/json\r\n",
+        &serde_json::to_string(actions).unwrap(),
+        "deny",
+    );
+}
+
 fn post_catalogue(url: &str, body: &str) {
     emulator_post(
         url,

@@ -19,10 +19,10 @@ use super::wiring;
 use crate::arn::Arn;
 use crate::check::{CheckCx, Severity};
 use crate::facts::{ContextEntry, FactError, IamRole};
+use crate::iam::features;
 use crate::iam::reference::{
     self, Coverage, InstallInput, NodeClassInput, Probe, Version, alias_parameter_paths,
 };
-use crate::iam::features;
 use crate::iam::simulation::{Attribution, Decision, Row, attribute};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodePool};
 
