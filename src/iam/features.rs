@@ -177,29 +177,24 @@ mod tests {
     #[test]
     fn optional_actions_are_warnings_until_a_class_uses_them() {
         let none = |_: &str| false;
-        assert_eq!(severity("ec2:RunInstances", &none), Severity::Error);
-        assert_eq!(severity("pricing:GetProducts", &none), Severity::Info);
-        assert_eq!(
-            severity("iam:ListInstanceProfiles", &none),
-            Severity::Warning
-        );
-        assert_eq!(
-            severity("ec2:DescribeInstanceStatus", &none),
-            Severity::Warning
-        );
-        assert_eq!(
-            severity("ec2:DescribePlacementGroups", &none),
-            Severity::Warning
-        );
         let placement = |f: &str| f == "placementGroup";
-        assert_eq!(
-            severity("ec2:DescribePlacementGroups", &placement),
-            Severity::Error
-        );
-        assert_eq!(
-            severity("ec2:DescribeCapacityReservations", &placement),
-            Severity::Warning
-        );
+        type InUse<'a> = &'a dyn Fn(&str) -> bool;
+        let cases: [(&str, InUse, Severity); 7] = [
+            ("ec2:RunInstances", &none, Severity::Error),
+            ("pricing:GetProducts", &none, Severity::Info),
+            ("iam:ListInstanceProfiles", &none, Severity::Warning),
+            ("ec2:DescribeInstanceStatus", &none, Severity::Warning),
+            ("ec2:DescribePlacementGroups", &none, Severity::Warning),
+            ("ec2:DescribePlacementGroups", &placement, Severity::Error),
+            (
+                "ec2:DescribeCapacityReservations",
+                &placement,
+                Severity::Warning,
+            ),
+        ];
+        for (action, in_use, want) in cases {
+            assert_eq!(severity(action, in_use), want, "{action}");
+        }
     }
 
     #[test]
