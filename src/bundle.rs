@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::facts::{FactError, FactKey, Stored};
+use crate::events::{Fold, keep_only_folded};
+use crate::facts::{FactError, FactKey, FactKind, Stored};
 use crate::target::{Hints, Target};
 
 /// Bumped when a reader of the previous version could not load a new bundle.
@@ -150,9 +151,17 @@ impl Bundle {
     }
 
     /// Reads a bundle for replay: each fact stays JSON text until a check asks for it, so a
-    /// large bundle never sits in memory as one tree.
+    /// large bundle never sits in memory as one tree. The file is read as a stream (never held
+    /// whole beside the facts' text), and an events fact keeps only the events its fold keeps.
     pub fn read_for_replay(path: &Path) -> Result<Bundle<Stored>, Error> {
-        parse_as(&read_text(path)?, &path.display().to_string())
+        let origin = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| Error::BadBundle {
+            path: origin.clone(),
+            reason: e.to_string(),
+        })?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let bundle: Bundle<Stored> = checked(serde_json::from_reader(reader), &origin)?;
+        Ok(bundle.with_events_folded())
     }
 
     pub fn write(&self, path: &Path) -> Result<(), Error> {
@@ -190,6 +199,27 @@ impl Bundle {
     }
 }
 
+impl Bundle<Stored> {
+    /// Events facts held as only the events their fold keeps (see
+    /// [`crate::events::keep_only_folded`]); a list that does not read as events stays whole,
+    /// so that its decode reports why.
+    fn with_events_folded(mut self) -> Self {
+        for entry in &mut self.facts {
+            let fold = match entry.fact.kind() {
+                FactKind::Events => Fold::Newest,
+                FactKind::EventsByReason => Fold::PerObject,
+                _ => continue,
+            };
+            if let FactOutcome::Value(Stored::Text(list)) = &mut entry.outcome
+                && let Some(kept) = keep_only_folded(list, fold)
+            {
+                *list = kept;
+            }
+        }
+        self
+    }
+}
+
 impl<V> Bundle<V> {
     /// The facts as a lookup table; a later entry for the same key wins.
     pub fn into_facts(self) -> BTreeMap<FactKey, Result<V, FactError>> {
@@ -208,7 +238,14 @@ fn read_text(path: &Path) -> Result<String, Error> {
 }
 
 fn parse_as<V: DeserializeOwned>(text: &str, origin: &str) -> Result<Bundle<V>, Error> {
-    let bundle: Bundle<V> = serde_json::from_str(text).map_err(|e| Error::BadBundle {
+    checked(serde_json::from_str(text), origin)
+}
+
+fn checked<V>(
+    parsed: Result<Bundle<V>, serde_json::Error>,
+    origin: &str,
+) -> Result<Bundle<V>, Error> {
+    let bundle = parsed.map_err(|e| Error::BadBundle {
         path: origin.to_string(),
         reason: e.to_string(),
     })?;

@@ -3,9 +3,12 @@
 //! event (same uid). Counts and timestamps come from reporters karpdoctor does not control:
 //! absurd values are clamped, unparsable ones dropped, never trusted to be sane.
 
+use std::borrow::Borrow;
+
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::sanitize::clip;
 
@@ -50,11 +53,14 @@ impl Events {
             .filter(move |e| e.kind == kind && e.name == name)
     }
 
-    /// Newest first, one per event, at most [`MAX_KEPT`].
-    fn fold(mut events: Vec<Event>) -> Self {
+    /// Newest first, one per event, at most [`MAX_KEPT`]. Folding part of a list and then the
+    /// rest with what was kept gives what folding it all at once does (what is dropped is
+    /// below 200 others that stay), which is how a long list is read in bounded memory.
+    fn fold<T: Borrow<Event>>(mut events: Vec<T>) -> Vec<T> {
         // Events without a usable time sort last, then by a stable key so the order never
         // depends on which API listed an event first.
         events.sort_by(|a, b| {
+            let (a, b) = (a.borrow(), b.borrow());
             b.last_seen
                 .cmp(&a.last_seen)
                 .then_with(|| a.uid.cmp(&b.uid))
@@ -63,10 +69,11 @@ impl Events {
         });
         let mut seen = std::collections::HashSet::new();
         let mut kept = Vec::with_capacity(MAX_KEPT.min(events.len()));
-        for e in events {
+        for item in events {
             if kept.len() == MAX_KEPT {
                 break;
             }
+            let e = item.borrow();
             let key = if e.uid.is_empty() {
                 format!(
                     "{}\u{0}{}\u{0}{}\u{0}{}",
@@ -76,44 +83,105 @@ impl Events {
                 e.uid.clone()
             };
             if seen.insert(key) {
-                kept.push(e);
+                kept.push(item);
             }
         }
-        Events(kept)
+        kept
     }
 }
 
 impl From<Vec<Value>> for Events {
     fn from(raw: Vec<Value>) -> Self {
-        Events::fold(raw.iter().filter_map(normalise).collect())
+        Events(Events::fold(raw.iter().filter_map(normalise).collect()))
     }
 }
 
-/// Reads an events list element by element: each keeps only the fields [`normalise`] reads
-/// (`managedFields`, annotations and the rest are skipped, never copied), so tens of thousands
-/// of events cost one small object each rather than a copy of the whole list.
-fn read_events<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Event>, D::Error> {
-    struct List;
+/// A list is folded whenever this many events (or twice what the last fold kept) have been
+/// read, so a fact of 200,000 events never holds more than a few thousand.
+const FOLD_EVERY: usize = 2048;
+
+/// Reads an events list element by element and folds it as it goes: each element keeps only
+/// the fields [`normalise`] reads (`managedFields`, annotations and the rest are skipped, never
+/// copied), and what the fold drops is dropped while reading, so 200,000 events cost a few
+/// thousand small objects at a time, never the whole list.
+fn read_events<'de, D: Deserializer<'de>>(
+    d: D,
+    fold: fn(Vec<Event>) -> Vec<Event>,
+) -> Result<Vec<Event>, D::Error> {
+    struct List(fn(Vec<Event>) -> Vec<Event>);
     impl<'de> Visitor<'de> for List {
         type Value = Vec<Event>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a list of events")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Event>, A::Error> {
-            let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            let mut events = Vec::new();
+            let mut fold_at = FOLD_EVERY;
             while let Some(Element(e)) = seq.next_element()? {
                 events.extend(e);
+                if events.len() >= fold_at {
+                    events = (self.0)(events);
+                    fold_at = (2 * events.len()).max(FOLD_EVERY);
+                }
             }
-            Ok(events)
+            Ok((self.0)(events))
         }
     }
-    d.deserialize_seq(List)
+    d.deserialize_seq(List(fold))
 }
 
 impl<'de> Deserialize<'de> for Events {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Events::fold(read_events(d)?))
+        read_events(d, Events::fold::<Event>).map(Events)
     }
+}
+
+/// How an events fact is folded: the newest overall ([`Events`]) or the newest per object
+/// ([`Latest`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    Newest,
+    PerObject,
+}
+
+/// An event with where its text is in the list.
+struct Placed(Event, usize);
+
+impl Borrow<Event> for Placed {
+    fn borrow(&self) -> &Event {
+        &self.0
+    }
+}
+
+/// The text of only the events a fold keeps, in its order: decoding it gives what decoding the
+/// whole list gives (a fold of what a fold kept changes nothing), so a replay holds 200 events
+/// instead of a recording's 200,000 until a check reads them. `None` when the list does not
+/// read as events, so that the decode reports it as it would have.
+pub fn keep_only_folded(list: &RawValue, fold: Fold) -> Option<Box<RawValue>> {
+    let fold = match fold {
+        Fold::Newest => Events::fold::<Placed>,
+        Fold::PerObject => Latest::fold::<Placed>,
+    };
+    let items: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
+    let mut placed = Vec::new();
+    let mut fold_at = FOLD_EVERY;
+    for (at, item) in items.iter().enumerate() {
+        let Element(event) = serde_json::from_str(item.get()).ok()?;
+        placed.extend(event.map(|e| Placed(e, at)));
+        if placed.len() >= fold_at {
+            placed = fold(placed);
+            fold_at = (2 * placed.len()).max(FOLD_EVERY);
+        }
+    }
+    let mut text = String::from("[");
+    for (n, Placed(_, at)) in fold(placed).into_iter().enumerate() {
+        if n > 0 {
+            text.push(',');
+        }
+        text.push_str(items[at].get());
+    }
+    text.push(']');
+    RawValue::from_string(text).ok()
 }
 
 /// Events of one reason: the newest about each object, with no cap on how many objects. One
@@ -123,27 +191,34 @@ impl<'de> Deserialize<'de> for Events {
 pub struct Latest(pub Events);
 
 impl Latest {
-    fn fold(mut events: Vec<Event>) -> Self {
+    /// The newest per object; like [`Events::fold`], folding in parts gives the same result.
+    fn fold<T: Borrow<Event>>(mut events: Vec<T>) -> Vec<T> {
         events.sort_by(|a, b| {
+            let (a, b) = (a.borrow(), b.borrow());
             b.last_seen
                 .cmp(&a.last_seen)
                 .then_with(|| a.uid.cmp(&b.uid))
         });
         let mut seen = std::collections::HashSet::new();
-        events.retain(|e| seen.insert((e.kind.clone(), e.namespace.clone(), e.name.clone())));
-        Latest(Events(events))
+        events.retain(|e| {
+            let e = e.borrow();
+            seen.insert((e.kind.clone(), e.namespace.clone(), e.name.clone()))
+        });
+        events
     }
 }
 
 impl From<Vec<Value>> for Latest {
     fn from(raw: Vec<Value>) -> Self {
-        Latest::fold(raw.iter().filter_map(normalise).collect())
+        Latest(Events(Latest::fold(
+            raw.iter().filter_map(normalise).collect(),
+        )))
     }
 }
 
 impl<'de> Deserialize<'de> for Latest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Latest::fold(read_events(d)?))
+        read_events(d, Latest::fold::<Event>).map(|e| Latest(Events(e)))
     }
 }
 
@@ -365,5 +440,54 @@ mod tests {
         }));
         let events = Events::from(raw);
         assert_eq!(events.0.len(), MAX_KEPT);
+    }
+
+    #[test]
+    fn folding_while_reading_keeps_what_folding_everything_keeps() {
+        // Several folds' worth of events, with duplicates across the fold boundaries (the same
+        // uid listed through both APIs far apart), ties on the time, and times out of order.
+        let n = 3 * FOLD_EVERY + 17;
+        let raw: Vec<Value> = (0..n)
+            .map(|i| {
+                let uid = format!("u{}", i % (n / 2));
+                let minute = (i * 7919) % 600;
+                let pod = format!("p{}", i % 900);
+                json!({"metadata":{"uid":uid},"involvedObject":{"kind":"Pod","name":pod,"namespace":"a"},
+                    "reason":"R","message":format!("m{}", i % 3),
+                    "lastTimestamp":format!("2026-11-23T{:02}:{:02}:00Z", minute / 60, minute % 60)})
+            })
+            .collect();
+        let text = Value::Array(raw.clone()).to_string();
+        let read: Events = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, Events::from(raw.clone()));
+        assert_eq!(read.0.len(), MAX_KEPT);
+        let latest: Latest = serde_json::from_str(&text).unwrap();
+        assert_eq!(latest, Latest::from(raw));
+        assert_eq!(latest.0.0.len(), 900);
+    }
+
+    #[test]
+    fn a_list_kept_to_what_its_fold_keeps_decodes_the_same() {
+        let n = 2 * FOLD_EVERY + 5;
+        let raw: Vec<Value> = (0..n)
+            .map(|i| {
+                json!({"metadata":{"uid":format!("u{}", i % 1500),"managedFields":[]},
+                    "involvedObject":{"kind":"NodeClaim","name":format!("c{}", i % 300)},
+                    "reason":"R","message":"m","lastTimestamp":format!("2026-11-23T09:{:02}:00Z", (i * 31) % 60)})
+            })
+            .chain([json!({"metadata":{"name":"not an event"}})])
+            .collect();
+        let list = RawValue::from_string(Value::Array(raw).to_string()).unwrap();
+        let kept = keep_only_folded(&list, Fold::Newest).unwrap();
+        assert!(kept.get().len() < list.get().len() / 10);
+        let all: Events = serde_json::from_str(list.get()).unwrap();
+        assert_eq!(serde_json::from_str::<Events>(kept.get()).unwrap(), all);
+        let kept = keep_only_folded(&list, Fold::PerObject).unwrap();
+        let all: Latest = serde_json::from_str(list.get()).unwrap();
+        assert_eq!(serde_json::from_str::<Latest>(kept.get()).unwrap(), all);
+        assert_eq!(all.0.0.len(), 300);
+
+        let garbage = RawValue::from_string(r#"[{"reason": "R"}, 7]"#.to_string()).unwrap();
+        assert!(keep_only_folded(&garbage, Fold::Newest).is_none());
     }
 }

@@ -5,13 +5,16 @@
 //! newer releases and of fields missing in broken or older installs (a NodePool without
 //! `nodeClassRef` must parse, so that a check can say so).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Karpenter's API group for NodePools and NodeClaims.
 pub const KARPENTER_GROUP: &str = "karpenter.sh";
@@ -399,14 +402,146 @@ impl Ec2NodeClass {
     }
 }
 
-/// `karpenter.sh/v1` NodeClaim (partial), or v1beta1.
+/// `karpenter.sh/v1` NodeClaim (partial), or v1beta1: the fields checks read, typed. A large
+/// cluster has tens of thousands of claims, and two general maps per claim cost more than
+/// everything else karpdoctor holds about it; a field no check reads is not kept, and reading
+/// one that is not kept is a compile error rather than a silent `None`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaim {
     pub api_version: String,
     pub metadata: ObjectMeta,
-    pub spec: BTreeMap<String, Value>,
-    pub status: Status,
+    pub spec: NodeClaimSpec,
+    pub status: NodeClaimStatus,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaimSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_class_ref: Option<NodeClassRef>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaimStatus {
+    pub conditions: Vec<Condition>,
+    /// The Node the claim registered as.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    /// `aws:///<zone>/<instance id>` once the instance is launched.
+    #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
+    pub provider_id: Option<String>,
+    /// What the launched instance offers, as quantities by resource name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub capacity: BTreeMap<String, Value>,
+}
+
+impl NodeClaimStatus {
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+}
+
+/// A pending pod as scheduling reads it: its own metadata and status, and a spec shared with
+/// every pending pod of the same spec. The pods of one ReplicaSet or Job have the same spec once
+/// cut down to what scheduling reads, and 20,000 pending pods of a few workloads then cost a few
+/// specs, not 20,000.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PendingPod {
+    pub metadata: ObjectMeta,
+    pub spec: Option<Arc<PodSpec>>,
+    pub status: Option<PodStatus>,
+}
+
+impl From<Pod> for PendingPod {
+    fn from(pod: Pod) -> Self {
+        PendingPod {
+            metadata: pod.metadata,
+            spec: pod.spec.map(Arc::new),
+            status: pod.status,
+        }
+    }
+}
+
+/// The pending pods fact: the list, with equal specs decoded once and shared.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PendingPods(pub Vec<PendingPod>);
+
+impl std::ops::Deref for PendingPods {
+    type Target = [PendingPod];
+    fn deref(&self) -> &[PendingPod] {
+        &self.0
+    }
+}
+
+/// One listed pod as it is read: the spec as text, so that equal specs are recognised before
+/// one is decoded. `apiVersion` and `kind`, when present, must be a core Pod's, as k8s-openapi
+/// requires of a `Pod`.
+#[derive(Deserialize)]
+struct ListedPod {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: Option<Box<RawValue>>,
+    #[serde(default)]
+    status: Option<PodStatus>,
+}
+
+impl<'de> Deserialize<'de> for PendingPods {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct List;
+        impl<'de> Visitor<'de> for List {
+            type Value = PendingPods;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of pods")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PendingPods, A::Error> {
+                use serde::de::Error;
+                let mut specs: HashMap<Box<str>, Arc<PodSpec>> = HashMap::new();
+                let mut pods = Vec::new();
+                while let Some(listed) = seq.next_element::<ListedPod>()? {
+                    if listed.api_version.as_deref().is_some_and(|v| v != "v1")
+                        || listed.kind.as_deref().is_some_and(|k| k != "Pod")
+                    {
+                        return Err(A::Error::custom("a listed object is not a v1 Pod"));
+                    }
+                    let spec = match listed.spec {
+                        None => None,
+                        Some(text) => Some(match specs.get(text.get()) {
+                            Some(shared) => Arc::clone(shared),
+                            None => {
+                                let spec: Option<PodSpec> =
+                                    serde_json::from_str(text.get()).map_err(A::Error::custom)?;
+                                let Some(spec) = spec else {
+                                    pods.push(PendingPod {
+                                        metadata: listed.metadata,
+                                        spec: None,
+                                        status: listed.status,
+                                    });
+                                    continue;
+                                };
+                                let spec = Arc::new(spec);
+                                specs.insert(text.get().into(), Arc::clone(&spec));
+                                spec
+                            }
+                        }),
+                    };
+                    pods.push(PendingPod {
+                        metadata: listed.metadata,
+                        spec,
+                        status: listed.status,
+                    });
+                }
+                Ok(PendingPods(pods))
+            }
+        }
+        d.deserialize_seq(List)
+    }
 }
 
 #[cfg(test)]
@@ -474,5 +609,33 @@ mod tests {
         .unwrap();
         assert_eq!(np.spec.template.spec.node_class_ref, None);
         assert_eq!(np.object(), "NodePool/default");
+    }
+
+    #[test]
+    fn pending_pods_share_equal_specs_and_read_as_pods_do() {
+        let pod = |name: &str, cpu: &str| {
+            serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "shop"},
+                "spec": {"containers": [{"name": "web", "resources": {"requests": {"cpu": cpu}}}]},
+                "status": {"phase": "Pending"}})
+        };
+        let list = serde_json::json!([pod("a", "1"), pod("b", "1"), pod("c", "2"),
+            {"metadata": {"name": "d"}, "spec": null}]);
+        for pods in [
+            serde_json::from_str::<PendingPods>(&list.to_string()).unwrap(),
+            serde_json::from_value::<PendingPods>(list.clone()).unwrap(),
+        ] {
+            assert_eq!(pods.len(), 4);
+            let spec = |i: usize| pods[i].spec.clone().unwrap();
+            assert!(Arc::ptr_eq(&spec(0), &spec(1)));
+            assert!(!Arc::ptr_eq(&spec(0), &spec(2)));
+            assert!(pods[3].spec.is_none());
+            let typed: Vec<Pod> = serde_json::from_value(list.clone()).unwrap();
+            let as_pods: Vec<PendingPod> = typed.into_iter().map(PendingPod::from).collect();
+            assert_eq!(pods.0, as_pods);
+        }
+        let node =
+            serde_json::json!([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}]);
+        assert!(serde_json::from_value::<PendingPods>(node).is_err());
     }
 }

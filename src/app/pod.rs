@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
-
 use crate::bundle::Bundle;
 use crate::check::CheckCx;
 use crate::checks::common::codes;
@@ -17,7 +15,7 @@ use crate::checks::common::scheduling::{
 };
 use crate::cli::{Output, PodArgs};
 use crate::error::Error;
-use crate::model::NodeClaim;
+use crate::model::{NodeClaim, PendingPod};
 use crate::report::chain::{self, ChainReport, Owner, PodChain, Step, StepState};
 use crate::report::{EXIT_FINDINGS, EXIT_OK, Report};
 use crate::scheduling::pods::{self, Skip};
@@ -70,9 +68,11 @@ pub async fn pod(args: PodArgs) -> Result<u8, Error> {
         .map_err(|e| Error::Usage {
             message: format!("cannot read the pods of {namespace}: {e}"),
         })?;
-    let chosen: Vec<&Pod> = listed
+    let chosen: Vec<PendingPod> = listed
         .iter()
         .filter(|p| name.is_none() || p.metadata.name == name)
+        .cloned()
+        .map(PendingPod::from)
         .collect();
     if chosen.is_empty() {
         return Err(Error::Usage {
@@ -84,7 +84,7 @@ pub async fn pod(args: PodArgs) -> Result<u8, Error> {
     }
     let mut chains = Vec::new();
     let mut errors = out.report.errors.clone();
-    for pod in chosen {
+    for pod in &chosen {
         match chain_of(&cx, pod, &out.report).await {
             Ok(c) => chains.push(c),
             Err(e) => errors.push(format!(
@@ -135,11 +135,11 @@ fn time(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Opt
 /// One pod's chain from the facts of the run.
 async fn chain_of(
     cx: &CheckCx,
-    pod: &Pod,
+    pod: &PendingPod,
     report: &Report,
 ) -> Result<PodChain, crate::facts::FactError> {
     let mut steps = Vec::new();
-    let spec = pod.spec.as_ref();
+    let spec = pod.spec.as_deref();
     let requests = spec.map(pods::requests).unwrap_or_default();
     let asked: Vec<String> = requests
         .iter()
@@ -320,7 +320,7 @@ async fn chain_of(
     Ok(finish(pod, steps, code.and_then(|c| owner(report, c))))
 }
 
-fn finish(pod: &Pod, steps: Vec<Step>, owner: Option<Owner>) -> PodChain {
+fn finish(pod: &PendingPod, steps: Vec<Step>, owner: Option<Owner>) -> PodChain {
     PodChain {
         pod: format!(
             "{}/{}",
@@ -359,15 +359,9 @@ fn claim_steps(claim: &NodeClaim, now: jiff::Timestamp, steps: &mut Vec<Step>) -
         if c.status == "True" {
             let detail = match *type_ {
                 "Launched" => launched_detail(claim),
-                "Registered" => format!(
-                    "node {}",
-                    claim
-                        .status
-                        .rest
-                        .get("nodeName")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("?")
-                ),
+                "Registered" => {
+                    format!("node {}", claim.status.node_name.as_deref().unwrap_or("?"))
+                }
                 _ => "the node is initialized".to_string(),
             };
             steps.push(Step {
@@ -398,9 +392,8 @@ fn launched_detail(claim: &NodeClaim) -> String {
     let labels = claim.metadata.labels.clone().unwrap_or_default();
     let instance = claim
         .status
-        .rest
-        .get("providerID")
-        .and_then(|v| v.as_str())
+        .provider_id
+        .as_deref()
         .and_then(|p| p.rsplit('/').next())
         .unwrap_or("?")
         .to_string();

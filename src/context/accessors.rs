@@ -20,7 +20,7 @@ use crate::facts::{
     VpcEndpoint,
 };
 use crate::iam::simulation::Row;
-use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
+use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool, PendingPods};
 
 impl Facts {
     pub async fn kube_version(&self) -> Result<Arc<KubeVersion>, FactError> {
@@ -56,7 +56,7 @@ impl Facts {
         .await
     }
 
-    pub async fn pending_pods(&self) -> Result<Arc<Vec<Pod>>, FactError> {
+    pub async fn pending_pods(&self) -> Result<Arc<PendingPods>, FactError> {
         self.get(FactKey::pending_pods()).await
     }
 

@@ -234,6 +234,13 @@ fn decode<T: DeserializeOwned + Send + Sync + 'static>(
         Stored::Text(text) if matches!(key.kind(), FactKind::Events | FactKind::EventsByReason) => {
             serde_json::from_str(text.get()).map_err(malformed)?
         }
+        // A list judged on its text decodes straight into its type, never as a tree first.
+        Stored::Text(text) if key.kind().shape().is_list() => {
+            if let Some(verdict) = key.kind().shape().check_text(key, text.get()) {
+                verdict?;
+            }
+            serde_json::from_str(text.get()).map_err(malformed)?
+        }
         stored => {
             let value = stored.into_value().map_err(malformed)?;
             key.kind().shape().check(key, &value)?;

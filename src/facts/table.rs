@@ -150,7 +150,7 @@ facts! {
 
     /// Pods in phase Pending, cluster-wide (`fieldSelector=status.phase=Pending`), cut down to
     /// what scheduling reads: no environment, commands or images reach a bundle.
-    PendingPods => fn pending_pods -> Vec<Pod>;
+    PendingPods => fn pending_pods -> crate::model::PendingPods;
         ops [kube("list", "", "pods")];
         shape Objects;
         display |f| write!(f, "pending pods");

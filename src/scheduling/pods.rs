@@ -4,15 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{
-    Container, PersistentVolume, PersistentVolumeClaim, Pod, PodSpec,
-};
+use k8s_openapi::api::core::v1::{Container, PersistentVolume, PersistentVolumeClaim, PodSpec};
 use k8s_openapi::api::storage::v1::StorageClass;
 
 use super::PodNeeds;
 use super::allocatable::Resources;
 use super::sets::{Requirements, ValueSet};
-use crate::model::Requirement;
+use crate::model::{PendingPod, Requirement};
 use crate::quantity::Quantity;
 
 /// Why a pending pod is not judged; shown under `-v`.
@@ -52,8 +50,8 @@ impl Skip {
 pub const GRACE_MINUTES: i64 = 2;
 
 /// Whether Karpenter would try to place `pod` now; `Err` says why it is left out.
-pub fn candidate(pod: &Pod, now: jiff::Timestamp) -> Result<(), Skip> {
-    let spec = pod.spec.as_ref();
+pub fn candidate(pod: &PendingPod, now: jiff::Timestamp) -> Result<(), Skip> {
+    let spec = pod.spec.as_deref();
     if spec
         .and_then(|s| s.node_name.as_deref())
         .is_some_and(|n| !n.is_empty())
@@ -118,7 +116,7 @@ fn avoids_karpenter(spec: Option<&PodSpec>) -> bool {
 }
 
 /// When the pod was marked Unschedulable (RFC 3339), for findings.
-pub fn unschedulable_since(pod: &Pod) -> Option<String> {
+pub fn unschedulable_since(pod: &PendingPod) -> Option<String> {
     pod.status
         .as_ref()?
         .conditions
@@ -133,7 +131,7 @@ pub fn unschedulable_since(pod: &Pod) -> Option<String> {
 /// The workload a pod belongs to, as findings group pods: `Deployment/shop/web` for a
 /// ReplicaSet's pod (its `pod-template-hash` stripped), the owner otherwise, the pod itself
 /// when it has none.
-pub fn owner(pod: &Pod) -> String {
+pub fn owner(pod: &PendingPod) -> String {
     let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
     let controller = pod
         .metadata
@@ -288,7 +286,7 @@ const ZONE_KEYS: &[&str] = &[
 
 /// The zones a pod's claims allow (`Ok(None)`: unconstrained). `Err` is why Karpenter
 /// ignores the pod (a claim missing, an unbound claim it cannot place).
-pub fn volume_zones(pod: &Pod, v: Volumes<'_>) -> Result<Option<BTreeSet<String>>, String> {
+pub fn volume_zones(pod: &PendingPod, v: Volumes<'_>) -> Result<Option<BTreeSet<String>>, String> {
     let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
     let mut zones: Option<BTreeSet<String>> = None;
     let claims = pod
@@ -396,7 +394,7 @@ fn claim_zones(
 }
 
 /// Everything the scheduler weighs for one pod; `Err` is why Karpenter ignores it.
-pub fn needs(pod: &Pod, v: Volumes<'_>) -> Result<PodNeeds, String> {
+pub fn needs(pod: &PendingPod, v: Volumes<'_>) -> Result<PodNeeds, String> {
     let Some(spec) = pod.spec.as_ref() else {
         return Err("it has no spec".to_string());
     };
@@ -413,8 +411,10 @@ pub fn needs(pod: &Pod, v: Volumes<'_>) -> Result<PodNeeds, String> {
 }
 
 /// Pods grouped by their workload, in name order.
-pub fn by_owner<'p>(pods: impl Iterator<Item = &'p Pod>) -> BTreeMap<String, Vec<&'p Pod>> {
-    let mut out: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+pub fn by_owner<'p>(
+    pods: impl Iterator<Item = &'p PendingPod>,
+) -> BTreeMap<String, Vec<&'p PendingPod>> {
+    let mut out: BTreeMap<String, Vec<&PendingPod>> = BTreeMap::new();
     for p in pods {
         out.entry(owner(p)).or_default().push(p);
     }
@@ -425,8 +425,10 @@ pub fn by_owner<'p>(pods: impl Iterator<Item = &'p Pod>) -> BTreeMap<String, Vec
 mod tests {
     use super::*;
 
-    fn pod(json: serde_json::Value) -> Pod {
-        serde_json::from_value(json).unwrap()
+    fn pod(json: serde_json::Value) -> PendingPod {
+        serde_json::from_value::<k8s_openapi::api::core::v1::Pod>(json)
+            .unwrap()
+            .into()
     }
 
     #[test]

@@ -27,6 +27,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::sets::{Requirements, ValueSet};
 use super::{Pool, untolerated};
+use crate::model::PendingPod;
 
 pub const ZONE: &str = "topology.kubernetes.io/zone";
 
@@ -94,7 +95,7 @@ impl ZoneConstraint {
 /// The pod's `DoNotSchedule` zone constraints. A constraint without a selector, or with one
 /// the API would not parse, selects no pod (Karpenter reads it as `labels.Nothing()`), so
 /// it never narrows the zones and is left out.
-pub fn zone_constraints(pod: &Pod) -> Vec<ZoneConstraint> {
+pub fn zone_constraints(pod: &PendingPod) -> Vec<ZoneConstraint> {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
     pod.spec
         .iter()
@@ -271,7 +272,7 @@ pub fn counted_nodes(nodes: &[Node]) -> BTreeMap<&str, CountedNode<'_>> {
 /// node-affinity terms pin different zones (the smallest count depends on the term tried),
 /// or no zone counts at all (no NodePool can launch; an earlier step says why).
 pub fn spread(
-    pod: &Pod,
+    pod: &PendingPod,
     alternatives: &[Requirements],
     c: &ZoneConstraint,
     selected: &[Pod],
@@ -421,7 +422,12 @@ mod tests {
         }
     }
 
+    fn pending(p: &Pod) -> PendingPod {
+        p.clone().into()
+    }
+
     fn judge(p: &Pod, selected: &[Pod], nodes: &[Node], pools: &[PoolZones]) -> ZoneSpread {
+        let p = &pending(p);
         let c = &zone_constraints(p)[0];
         let alts = crate::scheduling::pods::alternatives(p.spec.as_ref().unwrap()).unwrap();
         spread(p, &alts, c, selected, &counted_nodes(nodes), pools).unwrap()
@@ -565,21 +571,21 @@ mod tests {
             .unwrap()
             .insert("pod-template-hash".into(), "5d8f".into());
         assert_eq!(
-            zone_constraints(&p)[0].selector(),
+            zone_constraints(&pending(&p))[0].selector(),
             "app=web,pod-template-hash=5d8f"
         );
         let none = pod(json!({"metadata": {"name": "x"}, "spec": {"containers": [],
             "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}}));
-        assert!(zone_constraints(&none).is_empty());
+        assert!(zone_constraints(&pending(&none)).is_empty());
         let soft = web(json!({"whenUnsatisfiable": "ScheduleAnyway"}));
-        assert!(zone_constraints(&soft).is_empty());
+        assert!(zone_constraints(&pending(&soft)).is_empty());
         let exprs = pod(json!({"metadata": {"name": "x"}, "spec": {"containers": [],
             "topologySpreadConstraints": [{"maxSkew": 2, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
               "labelSelector": {"matchExpressions": [
                 {"key": "tier", "operator": "In", "values": ["a", "b"]},
                 {"key": "canary", "operator": "DoesNotExist"}]}}]}}));
         assert_eq!(
-            zone_constraints(&exprs)[0].selector(),
+            zone_constraints(&pending(&exprs))[0].selector(),
             "tier in (a,b),!canary"
         );
     }

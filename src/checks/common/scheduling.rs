@@ -15,7 +15,7 @@ use crate::checks::common::codes;
 use crate::checks::common::nodeclaim::pool_of;
 use crate::checks::common::nodeclass::{ami_arches, subnet_zones};
 use crate::facts::{InstanceType, InstanceTypeOffering};
-use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool};
+use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool, PendingPod};
 use crate::quantity::Quantity;
 use crate::scheduling::allocatable::{NodeSettings, Resources, allocatable, capacity};
 use crate::scheduling::pods::{self, Volumes};
@@ -124,12 +124,12 @@ fn counted(names: &[String]) -> String {
 
 /// The pods `out` does not pick, with a note saying which were left out and why.
 fn leave_out<'p>(
-    pods: Vec<&'p Pod>,
-    out: impl Fn(&Pod) -> bool,
+    pods: Vec<&'p PendingPod>,
+    out: impl Fn(&PendingPod) -> bool,
     why: &str,
     notes: &mut Vec<String>,
-) -> Vec<&'p Pod> {
-    let (left, kept): (Vec<&Pod>, Vec<&Pod>) = pods.into_iter().partition(|p| out(p));
+) -> Vec<&'p PendingPod> {
+    let (left, kept): (Vec<&PendingPod>, Vec<&PendingPod>) = pods.into_iter().partition(|p| out(p));
     if !left.is_empty() {
         let names: Vec<String> = left.iter().map(|p| pod_name(p)).collect();
         notes.push(format!("left out {}: {why}", counted(&names)));
@@ -143,7 +143,7 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let now = cx.now();
     let mut out = Pending::default();
     let mut skipped: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    let mut candidates: Vec<&Pod> = Vec::new();
+    let mut candidates: Vec<&PendingPod> = Vec::new();
     for p in pending.iter() {
         match pods::candidate(p, now) {
             Ok(()) => candidates.push(p),
@@ -198,7 +198,7 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let mut judged: HashMap<String, Verdict> = HashMap::new();
     for (owner, members) in pods::by_owner(candidates.iter().copied()) {
         // Pods of one workload usually share their constraints: judge each distinct set once.
-        let mut by_needs: Vec<(Result<PodNeeds, String>, Vec<&Pod>)> = Vec::new();
+        let mut by_needs: Vec<(Result<PodNeeds, String>, Vec<&PendingPod>)> = Vec::new();
         for pod in members {
             let needs = pods::needs(pod, volumes).map(|n| spreads.apply(pod, n));
             match by_needs.iter_mut().find(|(n, _)| *n == needs) {
@@ -288,7 +288,7 @@ pub struct VolumeFacts {
 }
 
 impl VolumeFacts {
-    pub async fn read(cx: &CheckCx, pods: &[&Pod]) -> Result<Self, FactError> {
+    pub async fn read(cx: &CheckCx, pods: &[&PendingPod]) -> Result<Self, FactError> {
         let has_claims = pods.iter().any(|p| {
             p.spec
                 .as_ref()
@@ -335,7 +335,7 @@ pub struct SpreadFacts {
 }
 
 impl SpreadFacts {
-    pub async fn read(cx: &CheckCx, pods: &[&Pod]) -> Result<Self, FactError> {
+    pub async fn read(cx: &CheckCx, pods: &[&PendingPod]) -> Result<Self, FactError> {
         let keys: BTreeSet<(String, String)> = pods
             .iter()
             .flat_map(|p| {
@@ -389,7 +389,7 @@ pub struct SpreadCounter<'f> {
 
 impl SpreadCounter<'_> {
     /// `needs` with where each of the pod's zone spreads lets it go now.
-    pub fn apply(&self, pod: &Pod, mut needs: PodNeeds) -> PodNeeds {
+    pub fn apply(&self, pod: &PendingPod, mut needs: PodNeeds) -> PodNeeds {
         let ns = pod
             .metadata
             .namespace
@@ -487,7 +487,10 @@ impl PoolFacts {
 
 /// One pod's verdict against every NodePool, for `karpdoctor pod`: `Err` is why Karpenter
 /// ignores it.
-pub async fn judge_pod(cx: &CheckCx, pod: &Pod) -> Result<Result<Verdict, String>, FactError> {
+pub async fn judge_pod(
+    cx: &CheckCx,
+    pod: &PendingPod,
+) -> Result<Result<Verdict, String>, FactError> {
     let volume_facts = VolumeFacts::read(cx, &[pod]).await?;
     let needs = match pods::needs(pod, volume_facts.view()) {
         Ok(n) => n,
@@ -511,7 +514,7 @@ pub fn code_of(verdict: &Verdict) -> Option<&'static str> {
     }
 }
 
-fn pod_name(p: &Pod) -> String {
+fn pod_name(p: &PendingPod) -> String {
     format!(
         "{}/{}",
         p.metadata.namespace.as_deref().unwrap_or("default"),
@@ -523,7 +526,7 @@ fn pod_name(p: &Pod) -> String {
 /// kube-scheduler reports `FailedScheduling` too, so that reason must come from Karpenter;
 /// only Karpenter nominates pods to NodeClaims.
 pub fn karpenter_event<'e>(
-    pod: &'e Pod,
+    pod: &'e PendingPod,
     events: &'e crate::events::Events,
     reason: &str,
 ) -> Option<&'e crate::events::Event> {
@@ -549,7 +552,7 @@ pub async fn nominations(cx: &CheckCx) -> Result<Arc<crate::events::Events>, Fac
 /// Karpenter's latest nomination of the pod: when, and the NodeClaim it names
 /// (`Pod should schedule on: nodeclaim/<name>[, node/<node>]`).
 pub fn latest_nomination(
-    pod: &Pod,
+    pod: &PendingPod,
     events: &crate::events::Events,
 ) -> Option<(Option<String>, String)> {
     let event = karpenter_event(pod, events, "Nominated")?;
@@ -562,7 +565,11 @@ pub fn latest_nomination(
 
 /// Whether Karpenter's latest `Nominated` event for the pod names a NodeClaim that exists,
 /// is not being deleted and has not initialized yet.
-fn nominated_in_flight(pod: &Pod, events: &crate::events::Events, claims: &[NodeClaim]) -> bool {
+fn nominated_in_flight(
+    pod: &PendingPod,
+    events: &crate::events::Events,
+    claims: &[NodeClaim],
+) -> bool {
     let Some((_, claim)) = latest_nomination(pod, events) else {
         return false;
     };
@@ -737,7 +744,7 @@ fn headroom(np: &NodePool, claims: &[NodeClaim]) -> Resources {
                 .and_then(quantity)
                 .or_else(|| {
                     mine.iter()
-                        .filter_map(|c| c.status.rest.get("capacity")?.get(resource))
+                        .filter_map(|c| c.status.capacity.get(resource))
                         .filter_map(quantity)
                         .try_fold(Quantity::ZERO, |a, q| a.checked_add(q))
                 })

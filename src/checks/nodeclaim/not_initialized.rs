@@ -31,13 +31,7 @@ async fn not_initialized(cx: &CheckCx) -> CheckResult {
         })
         .filter_map(|claim| {
             let c = stuck(claim, "Initialized", now)?;
-            let node_name = claim
-                .status
-                .rest
-                .get("nodeName")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string();
+            let node_name = claim.status.node_name.clone().unwrap_or_default();
             Some((claim, c, node_name))
         })
         .collect();

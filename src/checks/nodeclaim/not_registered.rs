@@ -69,12 +69,7 @@ async fn not_registered(cx: &CheckCx) -> CheckResult {
         let Some(c) = stuck(claim, "Registered", now) else {
             continue;
         };
-        let provider_id = claim
-            .status
-            .rest
-            .get("providerID")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default();
+        let provider_id = claim.status.provider_id.as_deref().unwrap_or_default();
         let instance = provider_id
             .rsplit('/')
             .next()

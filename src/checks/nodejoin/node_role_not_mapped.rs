@@ -140,9 +140,9 @@ fn unregistered(claims: &[NodeClaim], class: &str) -> Vec<String> {
         .iter()
         .filter(|c| {
             c.spec
-                .get("nodeClassRef")
-                .and_then(|r| r.get("name"))
-                .and_then(serde_json::Value::as_str)
+                .node_class_ref
+                .as_ref()
+                .and_then(|r| r.name.as_deref())
                 == Some(class)
         })
         .filter_map(|c| {

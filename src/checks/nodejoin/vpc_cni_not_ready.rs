@@ -47,7 +47,7 @@ async fn vpc_cni_not_ready(cx: &CheckCx) -> CheckResult {
                 .is_some_and(|r| r.status == "True")
         })
         .filter(|c| stuck(c, "Initialized", now).is_some())
-        .filter_map(|c| c.status.rest.get("nodeName").and_then(|v| v.as_str()))
+        .filter_map(|c| c.status.node_name.as_deref())
         .filter(|n| !n.is_empty())
         .map(str::to_string)
         .collect();

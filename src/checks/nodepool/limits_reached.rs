@@ -33,7 +33,7 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
         let mine: Vec<&BTreeMap<String, Value>> = claims
             .iter()
             .filter(|c| pool_of(c) == pool.name())
-            .map(|c| &c.status.rest)
+            .map(|c| &c.status.capacity)
             .collect();
         let status_resources = pool.status.rest.get("resources");
         for (resource, limit) in &pool.spec.limits {
@@ -51,7 +51,7 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
                     .and_then(|r| r.get(resource))
                     .and_then(quantity)
             } else {
-                match sum(mine.iter().filter_map(|s| s.get("capacity")?.get(resource))) {
+                match sum(mine.iter().filter_map(|capacity| capacity.get(resource))) {
                     Some(total) => Some(total),
                     None => {
                         findings.push(malformed(pool, format!("a NodeClaim's capacity for {resource} is not a Kubernetes quantity (or the sum overflows): usage against the limit cannot be computed")));
