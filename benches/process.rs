@@ -76,7 +76,8 @@ async fn smoke() {
     println!("process benchmark harness works (run `cargo bench --bench process` to measure)");
 }
 
-/// `KARPDOCTOR_BENCH=startup,scale,latency,manual,fleet` runs only those parts (default: all).
+/// `KARPDOCTOR_BENCH=startup,scale,livescale,latency,manual,fleet` runs only those parts
+/// (default: all).
 fn part(name: &str) -> bool {
     std::env::var("KARPDOCTOR_BENCH")
         .map(|v| v.split(',').any(|p| p.trim() == name))
@@ -95,6 +96,9 @@ async fn benchmark() {
     }
     if part("scale") {
         scale(&dir);
+    }
+    if part("livescale") {
+        live_scale(&dir).await;
     }
     if part("latency") || part("manual") {
         latency().await;
@@ -148,6 +152,68 @@ fn scale(dir: &Path) {
             ms(median(runs.iter().map(|r| r.1).collect())),
             median(runs.iter().map(|r| Duration::from_millis(r.2)).collect()).as_millis() as f64
                 / 1000.0,
+        );
+    }
+}
+
+/// 2b. Scale, live: the scheduled job's run (no `--record`) against the test API server serving
+/// the grown cluster, through `kube::Client`'s pages of 500, with the emulator seeded from the
+/// base bundle: the grown EC2NodeClasses select the base's subnets and groups, and the AWS
+/// side stays at its real size (moto cannot hold 4,000 subnets of one template's CIDR).
+async fn live_scale(dir: &Path) {
+    println!("### Scale, live: `karpdoctor` against the test API server serving grown clusters\n");
+    println!("| size | NodeClaims | events | pending pods | wall | CPU | peak RSS | exit |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let base = read_json(&fixture_bundle("healthy"));
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, &base).await;
+    let caller = caller_env(&emulator.url, &base).await;
+    for factor in [1, 4, 16] {
+        let grown = scale::grow(&base, factor).unwrap();
+        let server = TestServer::start(Cluster::from_bundle(&grown), 0, Duration::ZERO)
+            .await
+            .unwrap();
+        drop(grown);
+        let kubeconfig = dir.join(format!("kubeconfig-scale-{factor}"));
+        std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+        let kubeconfig = kubeconfig.display().to_string();
+        let mut env = live_env(&kubeconfig, &emulator.url);
+        env.extend(caller.iter().map(|(k, v)| (*k, v.as_str())));
+        let times = dir.join("time-live.txt");
+        let started = Instant::now();
+        let out = tokio::task::block_in_place(|| {
+            let mut cmd = Command::new("/usr/bin/time");
+            cmd.args(["-f", "%U %S %M", "-o"])
+                .arg(&times)
+                .arg(env!("CARGO_BIN_EXE_karpdoctor"))
+                .args(["--region", "us-west-2", "-o", "json"])
+                .args(["--timeout", "10m", "--check-timeout", "10m"]);
+            for (k, v) in &env {
+                cmd.env(k, v);
+            }
+            cmd.output()
+                .expect("/usr/bin/time (GNU time) runs the binary")
+        });
+        let wall = started.elapsed();
+        let text = std::fs::read_to_string(&times).unwrap_or_default();
+        let f: Vec<f64> = text
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        assert_eq!(f.len(), 3, "GNU time output: {text:?}");
+        let s = Size::of(factor);
+        println!(
+            "| {factor}× | {} | {} | {} | {} | {} | {:.0} MiB | {} |",
+            s.nodeclaims,
+            s.events,
+            s.pending_pods,
+            ms(wall),
+            ms(Duration::from_secs_f64(f[0] + f[1])),
+            f[2] / 1024.0,
+            out.status.code().unwrap_or(-1),
         );
     }
 }

@@ -16,11 +16,12 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Reads one fact as JSON: a tree from the APIs, the recorded text from a bundle. Absent
+    /// Reads one fact as JSON: lists as text written while their pages arrive, other answers
+    /// as trees, and from a bundle the recorded text. Absent
     /// named objects are `null`; absent APIs and lack of access are errors.
     pub async fn fetch(&self, key: &FactKey) -> Result<Stored, FactError> {
         match self {
-            Backend::Live(live) => live.fetch(key).await.map(Stored::Tree),
+            Backend::Live(live) => live.fetch(key).await,
             Backend::Recorded(rec) => rec.fetch(key),
         }
     }

@@ -3,10 +3,11 @@
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::errors::{kube_error, to_value};
-use crate::facts::FactError;
+use crate::facts::{FactError, Stored};
 use crate::model::is_controller_image;
 
 /// Items per page of a Kubernetes list: large enough for few round trips, small enough to
@@ -39,11 +40,11 @@ pub(super) async fn version(kube: &Client) -> Result<Value, FactError> {
 pub(super) async fn controller_deployments(
     kube: &Client,
     namespace: Option<&str>,
-) -> Result<Value, FactError> {
-    let all = list(kube, &DEPLOYMENTS, namespace, None).await?;
-    Ok(Value::Array(
-        all.into_iter().filter(looks_like_controller).collect(),
-    ))
+) -> Result<Stored, FactError> {
+    let listed = list(kube, &DEPLOYMENTS, namespace, None, |d| {
+        looks_like_controller(&d).then_some(d)
+    });
+    listed.await?.finish()
 }
 
 /// Pods of one namespace matching a label selector.
@@ -51,25 +52,22 @@ pub(super) async fn pods(
     kube: &Client,
     namespace: &str,
     label_selector: &str,
-) -> Result<Value, FactError> {
-    Ok(Value::Array(
-        list(kube, &PODS, Some(namespace), Some(label_selector)).await?,
-    ))
+) -> Result<Stored, FactError> {
+    list(kube, &PODS, Some(namespace), Some(label_selector), Some)
+        .await?
+        .finish()
 }
 
 /// Pods in phase Pending, cluster-wide, each cut down to what scheduling reads ([`slim_pod`]):
 /// thousands of them must stay small, and their environment must never reach a bundle.
-pub(super) async fn pending_pods(kube: &Client) -> Result<Value, FactError> {
-    let pods = list_bounded(
-        kube,
-        &PODS,
-        None,
-        None,
-        Some("status.phase=Pending"),
-        usize::MAX,
-    )
-    .await?;
-    Ok(Value::Array(pods.into_iter().map(slim_pod).collect()))
+pub(super) async fn pending_pods(kube: &Client) -> Result<Stored, FactError> {
+    let pending = Selection {
+        field: Some("status.phase=Pending"),
+        ..Selection::default()
+    };
+    list_text(kube, &PODS, pending, |p| Some(slim_pod(p)))
+        .await?
+        .finish()
 }
 
 /// Bound, unfinished pods of one namespace matching a label selector, each cut down to what a
@@ -78,78 +76,58 @@ pub(super) async fn scheduled_pods(
     kube: &Client,
     namespace: &str,
     label_selector: &str,
-) -> Result<Value, FactError> {
-    let pods = list_bounded(
-        kube,
-        &PODS,
-        Some(namespace),
-        Some(label_selector).filter(|s| !s.is_empty()),
-        Some("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"),
-        usize::MAX,
-    )
-    .await?;
-    Ok(Value::Array(
-        pods.into_iter()
-            .map(|p| {
-                let mut out = keep(&p, &["apiVersion", "kind"]);
-                out["metadata"] = slim_metadata(&p["metadata"]);
-                out["spec"] = keep(&p["spec"], &["nodeName"]);
-                out["status"] = keep(&p["status"], &["phase"]);
-                out
-            })
-            .collect(),
-    ))
+) -> Result<Stored, FactError> {
+    let bound = Selection {
+        namespace: Some(namespace),
+        labels: Some(label_selector).filter(|s| !s.is_empty()),
+        field: Some("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"),
+        ..Selection::default()
+    };
+    let listed = list_text(kube, &PODS, bound, |p| {
+        let mut out = keep(&p, &["apiVersion", "kind"]);
+        out["metadata"] = slim_metadata(&p["metadata"]);
+        out["spec"] = keep(&p["spec"], &["nodeName"]);
+        out["status"] = keep(&p["status"], &["phase"]);
+        Some(out)
+    });
+    listed.await?.finish()
 }
 
 /// Nodes matching a label selector, each cut down to its name, labels and taints.
-pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Value, FactError> {
-    let nodes = list(
-        kube,
-        &NODES,
-        None,
-        Some(label_selector).filter(|s| !s.is_empty()),
-    )
-    .await?;
-    Ok(Value::Array(
-        nodes
-            .into_iter()
-            .map(|n| {
-                let mut out = keep(&n, &["apiVersion", "kind"]);
-                out["metadata"] = keep(
-                    &n["metadata"],
-                    &["name", "uid", "labels", "creationTimestamp"],
-                );
-                out["spec"] = keep(&n["spec"], &["taints", "unschedulable"]);
-                out
-            })
-            .collect(),
-    ))
+pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored, FactError> {
+    let labels = Some(label_selector).filter(|s| !s.is_empty());
+    let listed = list(kube, &NODES, None, labels, |n| {
+        let mut out = keep(&n, &["apiVersion", "kind"]);
+        out["metadata"] = keep(
+            &n["metadata"],
+            &["name", "uid", "labels", "creationTimestamp"],
+        );
+        out["spec"] = keep(&n["spec"], &["taints", "unschedulable"]);
+        Some(out)
+    });
+    listed.await?.finish()
 }
 
 /// DaemonSets, cluster-wide, cut down to their pod template's scheduling fields.
-pub(super) async fn daemonsets(kube: &Client) -> Result<Value, FactError> {
-    let all = list(kube, &DAEMONSETS, None, None).await?;
-    Ok(Value::Array(
-        all.into_iter()
-            .map(|mut ds| {
-                let spec = ds
-                    .pointer("/spec/template/spec")
-                    .map(slim_pod_spec)
-                    .unwrap_or(Value::Null);
-                ds["metadata"] = slim_metadata(&ds["metadata"]);
-                ds["spec"] = serde_json::json!({"template": {"spec": spec}});
-                if let Some(o) = ds.as_object_mut() {
-                    o.remove("status");
-                }
-                ds
-            })
-            .collect(),
-    ))
+pub(super) async fn daemonsets(kube: &Client) -> Result<Stored, FactError> {
+    let listed = list(kube, &DAEMONSETS, None, None, |mut ds| {
+        let spec = ds
+            .pointer("/spec/template/spec")
+            .map(slim_pod_spec)
+            .unwrap_or(Value::Null);
+        ds["metadata"] = slim_metadata(&ds["metadata"]);
+        ds["spec"] = serde_json::json!({"template": {"spec": spec}});
+        if let Some(o) = ds.as_object_mut() {
+            o.remove("status");
+        }
+        Some(ds)
+    });
+    listed.await?.finish()
 }
 
 /// Every object of a cluster-wide resource.
-pub(super) async fn list_all(kube: &Client, resource: &KubeResource) -> Result<Value, FactError> {
-    Ok(Value::Array(list(kube, resource, None, None).await?))
+pub(super) async fn list_all(kube: &Client, resource: &KubeResource) -> Result<Stored, FactError> {
+    list(kube, resource, None, None, Some).await?.finish()
 }
 
 fn keep(from: &Value, fields: &[&str]) -> Value {
@@ -239,14 +217,14 @@ pub fn slim_pod(pod: Value) -> Value {
 pub(super) async fn list_served(
     kube: &Client,
     versions: &[KubeResource],
-) -> Result<Value, FactError> {
+) -> Result<Stored, FactError> {
     let mut first_missing = None;
     for resource in versions {
-        match list(kube, resource, None, None).await {
+        match list(kube, resource, None, None, Some).await {
             Err(e @ FactError::NotInstalled { .. }) => {
                 first_missing.get_or_insert(e);
             }
-            other => return other.map(Value::Array),
+            other => return other?.finish(),
         }
     }
     Err(first_missing.unwrap_or_else(|| FactError::NotInstalled {
@@ -324,36 +302,28 @@ pub(super) async fn events(
     kube: &Client,
     kind: &str,
     namespace: Option<&str>,
-) -> Result<Value, FactError> {
+) -> Result<Stored, FactError> {
     // Both APIs at once: the newer one repeats the same events for reporters that use it
     // (series, notes); duplicates are folded by uid when the fact is read.
     let core_selector = format!("involvedObject.kind={kind}");
     let newer_selector = format!("regarding.kind={kind}");
-    let (core, newer) = tokio::join!(
-        list_bounded(
-            kube,
-            &EVENTS,
-            namespace,
-            None,
-            Some(&core_selector),
-            MAX_EVENTS
-        ),
-        list_bounded(
-            kube,
-            &EVENTS_V1,
-            namespace,
-            None,
-            Some(&newer_selector),
-            MAX_EVENTS,
-        )
-    );
-    let core = core?;
-    let newer = match newer {
-        Ok(items) => items,
-        Err(FactError::NotInstalled { .. }) => Vec::new(),
-        Err(e) => return Err(e),
+    let of = |field| Selection {
+        namespace,
+        field: Some(field),
+        max: MAX_EVENTS,
+        ..Selection::default()
     };
-    Ok(Value::Array(core.into_iter().chain(newer).collect()))
+    let (core, newer) = tokio::join!(
+        list_text(kube, &EVENTS, of(&core_selector), Some),
+        list_text(kube, &EVENTS_V1, of(&newer_selector), Some)
+    );
+    let mut core = core?;
+    match newer {
+        Ok(items) => core.append(items),
+        Err(FactError::NotInstalled { .. }) => {}
+        Err(e) => return Err(e),
+    }
+    core.finish()
 }
 
 /// Events of one reason about objects of one kind, cluster-wide, from the core API (every
@@ -362,23 +332,25 @@ pub(super) async fn events_by_reason(
     kube: &Client,
     kind: &str,
     reason: &str,
-) -> Result<Value, FactError> {
+) -> Result<Stored, FactError> {
     let selector = format!("involvedObject.kind={kind},reason={reason}");
-    Ok(Value::Array(
-        list_bounded(kube, &EVENTS, None, None, Some(&selector), usize::MAX).await?,
-    ))
+    let of_reason = Selection {
+        field: Some(&selector),
+        ..Selection::default()
+    };
+    list_text(kube, &EVENTS, of_reason, Some).await?.finish()
 }
 
 /// Validating and mutating admission webhook configurations, in that order.
-pub(super) async fn webhook_configurations(kube: &Client) -> Result<Value, FactError> {
+pub(super) async fn webhook_configurations(kube: &Client) -> Result<Stored, FactError> {
     let (validating, mutating) = futures::future::join(
-        list(kube, &VALIDATING_WEBHOOKS, None, None),
-        list(kube, &MUTATING_WEBHOOKS, None, None),
+        list(kube, &VALIDATING_WEBHOOKS, None, None, Some),
+        list(kube, &MUTATING_WEBHOOKS, None, None, Some),
     )
     .await;
-    Ok(Value::Array(
-        validating?.into_iter().chain(mutating?).collect(),
-    ))
+    let mut both = validating?;
+    both.append(mutating?);
+    both.finish()
 }
 
 /// The `kube-system/aws-auth` ConfigMap; `null` when absent.
@@ -417,39 +389,115 @@ fn standalone(resource: &KubeResource, mut obj: DynamicObject) -> Result<Value, 
     Ok(value)
 }
 
-/// Lists a resource with server-side pagination and label selection. A resource the API
-/// server does not serve (its CRD is missing) is `NotInstalled`.
+/// Lists a resource with server-side pagination and label selection, each object cut down by
+/// `shape` (or left out when it returns `None`). A resource the API server does not serve
+/// (its CRD is missing) is `NotInstalled`.
 async fn list(
     kube: &Client,
     resource: &KubeResource,
     namespace: Option<&str>,
-    label_selector: Option<&str>,
-) -> Result<Vec<Value>, FactError> {
-    list_bounded(kube, resource, namespace, label_selector, None, usize::MAX).await
+    labels: Option<&str>,
+    shape: impl FnMut(Value) -> Option<Value>,
+) -> Result<ListText, FactError> {
+    let all = Selection {
+        namespace,
+        labels,
+        ..Selection::default()
+    };
+    list_text(kube, resource, all, shape).await
 }
 
-/// [`list`] with a field selector, stopping after about `max` items (whole pages).
-async fn list_bounded(
+/// Which objects of a resource a list reads.
+struct Selection<'a> {
+    namespace: Option<&'a str>,
+    labels: Option<&'a str>,
+    field: Option<&'a str>,
+    /// Stop after about this many objects (whole pages).
+    max: usize,
+}
+
+impl Default for Selection<'_> {
+    fn default() -> Self {
+        Selection {
+            namespace: None,
+            labels: None,
+            field: None,
+            max: usize::MAX,
+        }
+    }
+}
+
+/// A list written as JSON text while its pages arrive, so only one page and one object are
+/// ever held as trees: 20,000 NodeClaims as trees take about ten times their text. The fact
+/// is then decoded from the text as a replay decodes it.
+struct ListText {
+    text: Vec<u8>,
+    len: usize,
+}
+
+impl ListText {
+    fn new() -> Self {
+        ListText {
+            text: b"[".to_vec(),
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, item: &Value) -> Result<(), FactError> {
+        if self.len > 0 {
+            self.text.push(b',');
+        }
+        serde_json::to_writer(&mut self.text, item).map_err(|e| FactError::Malformed {
+            message: format!("re-serializing a listed object: {e}"),
+        })?;
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Another list's items after this one's.
+    fn append(&mut self, other: ListText) {
+        if other.len == 0 {
+            return;
+        }
+        if self.len > 0 {
+            self.text.push(b',');
+        }
+        self.text.extend_from_slice(&other.text[1..]);
+        self.len += other.len;
+    }
+
+    fn finish(mut self) -> Result<Stored, FactError> {
+        self.text.push(b']');
+        let bad = |e: String| FactError::Malformed {
+            message: format!("a listed object: {e}"),
+        };
+        let text = String::from_utf8(self.text).map_err(|e| bad(e.to_string()))?;
+        RawValue::from_string(text)
+            .map(Stored::Text)
+            .map_err(|e| bad(e.to_string()))
+    }
+}
+
+async fn list_text(
     kube: &Client,
     resource: &KubeResource,
-    namespace: Option<&str>,
-    label_selector: Option<&str>,
-    field_selector: Option<&str>,
-    max: usize,
-) -> Result<Vec<Value>, FactError> {
+    selection: Selection<'_>,
+    mut shape: impl FnMut(Value) -> Option<Value>,
+) -> Result<ListText, FactError> {
     let ar = resource.api_resource();
-    let api: Api<DynamicObject> = match namespace {
+    let api: Api<DynamicObject> = match selection.namespace {
         Some(ns) => Api::namespaced_with(kube.clone(), ns, &ar),
         None => Api::all_with(kube.clone(), &ar),
     };
     let mut params = ListParams::default().limit(PAGE_SIZE);
-    if let Some(sel) = label_selector {
+    if let Some(sel) = selection.labels {
         params = params.labels(sel);
     }
-    if let Some(sel) = field_selector {
+    if let Some(sel) = selection.field {
         params = params.fields(sel);
     }
-    let mut items = Vec::new();
+    let mut out = ListText::new();
+    let mut seen = 0;
     loop {
         let page = match api.list(&params).await {
             Ok(page) => page,
@@ -467,14 +515,17 @@ async fn list_bounded(
         };
         let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
         for obj in page.items {
-            items.push(standalone(resource, obj)?);
+            seen += 1;
+            if let Some(item) = shape(standalone(resource, obj)?) {
+                out.push(&item)?;
+            }
         }
         match next {
-            Some(token) if items.len() < max => params = params.continue_token(&token),
+            Some(token) if seen < selection.max => params = params.continue_token(&token),
             _ => break,
         }
     }
-    Ok(items)
+    Ok(out)
 }
 
 /// Keeps only Deployments running the controller image or labelled as the Karpenter chart,

@@ -28,13 +28,12 @@ use std::time::Duration;
 
 use aws_config::BehaviorVersion;
 use aws_config::timeout::TimeoutConfig;
-use futures::FutureExt;
 use futures::future::BoxFuture;
-use serde_json::Value;
+use futures::{FutureExt, TryFutureExt};
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::error::Error;
-use crate::facts::{ApiService, FactError, FactKey};
+use crate::facts::{ApiService, FactError, FactKey, Stored};
 use crate::guard::{ApiLog, AwsGuard};
 
 pub use iam::raw_simulation_results;
@@ -70,7 +69,7 @@ pub struct SharedReads {
 type SharedKey = (Option<String>, String, FactKey);
 
 /// One answer, fetched by the first target that asks.
-type SharedAnswer = OnceCell<Result<Value, FactError>>;
+type SharedAnswer = OnceCell<Result<Stored, FactError>>;
 
 impl std::fmt::Debug for SharedReads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -236,7 +235,7 @@ impl Live {
 
     /// Fetches one fact, within its service's concurrency limit; an AWS fact another target
     /// of the same fleet already asked for in the same way is that target's answer.
-    pub async fn fetch(&self, key: &FactKey) -> Result<Value, FactError> {
+    pub async fn fetch(&self, key: &FactKey) -> Result<Stored, FactError> {
         let service = key.kind().service();
         if let (Some(shared), Some((region, _))) = (&self.options.shared, self.aws.get())
             && service != ApiService::Kubernetes
@@ -250,7 +249,7 @@ impl Live {
         self.fetch_limited(service, key).await
     }
 
-    async fn fetch_limited(&self, service: ApiService, key: &FactKey) -> Result<Value, FactError> {
+    async fn fetch_limited(&self, service: ApiService, key: &FactKey) -> Result<Stored, FactError> {
         let limit = {
             let mut limits = self.limits.lock().unwrap_or_else(|p| p.into_inner());
             Arc::clone(
@@ -275,7 +274,8 @@ impl Live {
             return self
                 .simulations
                 .simulate(&self.aws()?.iam, &limit, ask)
-                .await;
+                .await
+                .map(Stored::Tree);
         }
         // The semaphore is never closed, so acquiring cannot fail; fetch unbounded if it did.
         let _permit = limit.acquire_owned().await.ok();
@@ -285,14 +285,14 @@ impl Live {
     /// The one map from fact to fetcher. Each fetcher's future is boxed: awaiting them all
     /// inline would make this future as large as its largest arm, which once overflowed a
     /// debug build's task stack.
-    async fn fetch_unbounded(&self, key: &FactKey) -> Result<Value, FactError> {
+    async fn fetch_unbounded(&self, key: &FactKey) -> Result<Stored, FactError> {
         use kube::{
             CRDS, EC2NODECLASSES_SERVED, NODECLAIMS_SERVED, NODEPOOLS_SERVED, NODES,
             SERVICEACCOUNTS, SERVICES,
         };
         let (k, aws) = (|| self.kube(), || self.aws());
-        let fetch: BoxFuture<'_, Result<Value, FactError>> = match key {
-            FactKey::KubeVersion => kube::version(k()?).boxed(),
+        let fetch: BoxFuture<'_, Result<Stored, FactError>> = match key {
+            FactKey::KubeVersion => kube::version(k()?).map_ok(Stored::Tree).boxed(),
             FactKey::ControllerDeployments { namespace } => {
                 kube::controller_deployments(k()?, namespace.as_deref()).boxed()
             }
@@ -310,18 +310,26 @@ impl Live {
             FactKey::PersistentVolumeClaims => kube::list_all(k()?, &kube::PVCS).boxed(),
             FactKey::PersistentVolumes => kube::list_all(k()?, &kube::PVS).boxed(),
             FactKey::StorageClasses => kube::list_all(k()?, &kube::STORAGECLASSES).boxed(),
-            FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name).boxed(),
+            FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::NodePools => kube::list_served(k()?, &NODEPOOLS_SERVED).boxed(),
             FactKey::Ec2NodeClasses => kube::list_served(k()?, &EC2NODECLASSES_SERVED).boxed(),
             FactKey::NodeClaims => kube::list_served(k()?, &NODECLAIMS_SERVED).boxed(),
             FactKey::ServiceAccount { namespace, name } => {
-                kube::get_object(k()?, &SERVICEACCOUNTS, Some(namespace), name).boxed()
+                kube::get_object(k()?, &SERVICEACCOUNTS, Some(namespace), name)
+                    .map_ok(Stored::Tree)
+                    .boxed()
             }
-            FactKey::Node { name } => kube::get_object(k()?, &NODES, None, name).boxed(),
+            FactKey::Node { name } => kube::get_object(k()?, &NODES, None, name)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::Service { namespace, name } => {
-                kube::get_object(k()?, &SERVICES, Some(namespace), name).boxed()
+                kube::get_object(k()?, &SERVICES, Some(namespace), name)
+                    .map_ok(Stored::Tree)
+                    .boxed()
             }
-            FactKey::AwsAuth => kube::aws_auth(k()?).boxed(),
+            FactKey::AwsAuth => kube::aws_auth(k()?).map_ok(Stored::Tree).boxed(),
             FactKey::AccessReview {
                 verb,
                 group,
@@ -336,13 +344,16 @@ impl Live {
                 namespace.as_deref(),
                 name.as_deref(),
             )
+            .map_ok(Stored::Tree)
             .boxed(),
             FactKey::PodLogs {
                 namespace,
                 pod,
                 container,
                 previous,
-            } => kube::pod_logs(k()?, namespace, pod, container, *previous).boxed(),
+            } => kube::pod_logs(k()?, namespace, pod, container, *previous)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::Events { kind, namespace } => {
                 kube::events(k()?, kind, namespace.as_deref()).boxed()
             }
@@ -350,68 +361,113 @@ impl Live {
                 kube::events_by_reason(k()?, kind, reason).boxed()
             }
             FactKey::WebhookConfigurations => kube::webhook_configurations(k()?).boxed(),
-            FactKey::CallerIdentity => iam::caller_identity(&aws()?.sts).boxed(),
-            FactKey::IamRole { name } => iam::role(&aws()?.iam, name).boxed(),
-            FactKey::IamInstanceProfile { name } => {
-                iam::instance_profile(&aws()?.iam, name).boxed()
-            }
+            FactKey::CallerIdentity => iam::caller_identity(&aws()?.sts)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::IamRole { name } => iam::role(&aws()?.iam, name).map_ok(Stored::Tree).boxed(),
+            FactKey::IamInstanceProfile { name } => iam::instance_profile(&aws()?.iam, name)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::IamAttachedRolePolicies { role } => {
-                iam::attached_role_policies(&aws()?.iam, role).boxed()
+                iam::attached_role_policies(&aws()?.iam, role)
+                    .map_ok(Stored::Tree)
+                    .boxed()
             }
-            FactKey::OidcProviders => iam::oidc_providers(&aws()?.iam).boxed(),
+            FactKey::OidcProviders => iam::oidc_providers(&aws()?.iam)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::Simulation {
                 principal,
                 actions,
                 resources,
                 context,
-            } => iam::simulation(&aws()?.iam, principal, actions, resources, context).boxed(),
-            FactKey::EksCluster { name } => eks::cluster(&aws()?.eks, name).boxed(),
-            FactKey::EksAddon { cluster, name } => eks::addon(&aws()?.eks, cluster, name).boxed(),
-            FactKey::EksNodegroup { cluster, name } => {
-                eks::nodegroup(&aws()?.eks, cluster, name).boxed()
+            } => iam::simulation(&aws()?.iam, principal, actions, resources, context)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::EksCluster { name } => {
+                eks::cluster(&aws()?.eks, name).map_ok(Stored::Tree).boxed()
             }
+            FactKey::EksAddon { cluster, name } => eks::addon(&aws()?.eks, cluster, name)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::EksNodegroup { cluster, name } => eks::nodegroup(&aws()?.eks, cluster, name)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::PodIdentityAssociations {
                 cluster,
                 namespace,
                 service_account,
             } => eks::pod_identity_associations(&aws()?.eks, cluster, namespace, service_account)
+                .map_ok(Stored::Tree)
                 .boxed(),
-            FactKey::EksAccessEntries { cluster } => {
-                eks::access_entries(&aws()?.eks, cluster).boxed()
-            }
-            FactKey::EksFargateProfiles { cluster } => {
-                eks::fargate_profiles(&aws()?.eks, cluster).boxed()
-            }
-            FactKey::Ec2Subnets => ec2::subnets(&aws()?.ec2).boxed(),
-            FactKey::Ec2SecurityGroups => ec2::security_groups(&aws()?.ec2).boxed(),
-            FactKey::Ec2VpcAttributes { vpc_id } => vpc::attributes(&aws()?.ec2, vpc_id).boxed(),
-            FactKey::Ec2RouteTables { vpc_id } => vpc::route_tables(&aws()?.ec2, vpc_id).boxed(),
-            FactKey::Ec2NatGateways { vpc_id } => vpc::nat_gateways(&aws()?.ec2, vpc_id).boxed(),
-            FactKey::Ec2InternetGateways { vpc_id } => {
-                vpc::internet_gateways(&aws()?.ec2, vpc_id).boxed()
-            }
-            FactKey::Ec2VpcEndpoints { vpc_id } => vpc::endpoints(&aws()?.ec2, vpc_id).boxed(),
-            FactKey::Ec2NetworkAcls { vpc_id } => vpc::network_acls(&aws()?.ec2, vpc_id).boxed(),
-            FactKey::Ec2Images { filters, owners } => {
-                ec2::images(&aws()?.ec2, filters, owners).boxed()
-            }
-            FactKey::Ec2InstanceTypes => ec2::instance_types(&aws()?.ec2).boxed(),
-            FactKey::Ec2Instances { ids } => ec2::instances(&aws()?.ec2, ids).boxed(),
+            FactKey::EksAccessEntries { cluster } => eks::access_entries(&aws()?.eks, cluster)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::EksFargateProfiles { cluster } => eks::fargate_profiles(&aws()?.eks, cluster)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2Subnets => ec2::subnets(&aws()?.ec2).map_ok(Stored::Tree).boxed(),
+            FactKey::Ec2SecurityGroups => ec2::security_groups(&aws()?.ec2)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2VpcAttributes { vpc_id } => vpc::attributes(&aws()?.ec2, vpc_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2RouteTables { vpc_id } => vpc::route_tables(&aws()?.ec2, vpc_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2NatGateways { vpc_id } => vpc::nat_gateways(&aws()?.ec2, vpc_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2InternetGateways { vpc_id } => vpc::internet_gateways(&aws()?.ec2, vpc_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2VpcEndpoints { vpc_id } => vpc::endpoints(&aws()?.ec2, vpc_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2NetworkAcls { vpc_id } => vpc::network_acls(&aws()?.ec2, vpc_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2Images { filters, owners } => ec2::images(&aws()?.ec2, filters, owners)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2InstanceTypes => ec2::instance_types(&aws()?.ec2)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2Instances { ids } => ec2::instances(&aws()?.ec2, ids)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::Ec2ConsoleOutput { instance_id } => {
-                ec2::console_output(&aws()?.ec2, instance_id).boxed()
+                ec2::console_output(&aws()?.ec2, instance_id)
+                    .map_ok(Stored::Tree)
+                    .boxed()
             }
-            FactKey::Ec2Snapshots { ids } => ec2::snapshots(&aws()?.ec2, ids).boxed(),
-            FactKey::Ec2InstanceTypeOfferings => ec2::instance_type_offerings(&aws()?.ec2).boxed(),
-            FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).boxed(),
-            FactKey::SsmParameters { names } => ssm_kms::parameters(&aws()?.ssm, names).boxed(),
-            FactKey::KmsKey { key_id } => ssm_kms::key(&aws()?.kms, key_id).boxed(),
-            FactKey::KmsGrants { key_id, grantee } => {
-                ssm_kms::grants(&aws()?.kms, key_id, grantee).boxed()
-            }
-            FactKey::SqsQueue { name } => messaging::sqs_queue(&aws()?.sqs, name).boxed(),
-            FactKey::SqsQueues => messaging::sqs_queues(&aws()?.sqs).boxed(),
+            FactKey::Ec2Snapshots { ids } => ec2::snapshots(&aws()?.ec2, ids)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::Ec2InstanceTypeOfferings => ec2::instance_type_offerings(&aws()?.ec2)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::EbsDefaults => ec2::ebs_defaults(&aws()?.ec2).map_ok(Stored::Tree).boxed(),
+            FactKey::SsmParameters { names } => ssm_kms::parameters(&aws()?.ssm, names)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::KmsKey { key_id } => ssm_kms::key(&aws()?.kms, key_id)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::KmsGrants { key_id, grantee } => ssm_kms::grants(&aws()?.kms, key_id, grantee)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::SqsQueue { name } => messaging::sqs_queue(&aws()?.sqs, name)
+                .map_ok(Stored::Tree)
+                .boxed(),
+            FactKey::SqsQueues => messaging::sqs_queues(&aws()?.sqs)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::EventRules { target_arn } => {
-                messaging::event_rules(&aws()?.events, target_arn).boxed()
+                messaging::event_rules(&aws()?.events, target_arn)
+                    .map_ok(Stored::Tree)
+                    .boxed()
             }
         };
         fetch.await
