@@ -1,0 +1,61 @@
+//! The scheduled job's memory: a replay of the healthy fixture grown 4× (5,000 NodeClaims and
+//! nodes, 50,000 events, 5,000 pending pods) must stay within a bound that leaves the 16× size
+//! under the CronJob's 256Mi (docs/performance.md, "Memory"). The figures the bound rests on
+//! were measured in release; a debug build holds the same data, so the same bound applies.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+mod support;
+
+use std::process::Command;
+
+use karpdoctor_testkit::scale;
+use support::*;
+
+/// Peak RSS of a 4× replay, in KiB. Measured at 6e40b9a: 76,000 KiB in release, 88,500 KiB in
+/// the tests' debug build; before the memory work, about 185,000 KiB (714 MB at 16×). Going past this means a list is held as a tree again, or events
+/// are collected before they are folded.
+const MAX_4X_KIB: u64 = 120 * 1024;
+
+#[test]
+fn a_4x_replay_stays_within_its_memory_bound() {
+    assert!(
+        std::path::Path::new("/usr/bin/time").exists(),
+        "GNU time is not installed (bash scripts/test installs it: apt-get install time)"
+    );
+    let base = read_json(&fixture_bundle("healthy"));
+    let grown = scale::grow(&base, 4).expect("the healthy fixture grows");
+    let dir = std::env::temp_dir().join(format!("karpdoctor-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let bundle = dir.join("scale-4.json");
+    std::fs::write(&bundle, serde_json::to_vec(&grown).expect("JSON")).expect("written");
+    drop(grown);
+    let times = dir.join("time.txt");
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(&times)
+        .arg(env!("CARGO_BIN_EXE_karpdoctor"))
+        .arg("--replay")
+        .arg(&bundle)
+        .args(["-o", "json", "--timeout", "10m", "--check-timeout", "10m"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("GNU time runs karpdoctor");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the grown healthy bundle stays healthy: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let peak: u64 = std::fs::read_to_string(&times)
+        .expect("GNU time's output")
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("a peak RSS in KiB");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        peak <= MAX_4X_KIB,
+        "a 4x replay peaked at {peak} KiB, over {MAX_4X_KIB} KiB"
+    );
+}
