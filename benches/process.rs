@@ -179,31 +179,8 @@ async fn live_scale(dir: &Path) {
         let kubeconfig = kubeconfig.display().to_string();
         let mut env = live_env(&kubeconfig, &emulator.url);
         env.extend(caller.iter().map(|(k, v)| (*k, v.as_str())));
-        let times = dir.join("time-live.txt");
-        let started = Instant::now();
-        let out = tokio::task::block_in_place(|| {
-            let mut cmd = Command::new("/usr/bin/time");
-            cmd.args(["-f", "%U %S %M", "-o"])
-                .arg(&times)
-                .arg(env!("CARGO_BIN_EXE_karpdoctor"))
-                .args(["--region", "us-west-2", "-o", "json"])
-                .args(["--timeout", "10m", "--check-timeout", "10m"]);
-            for (k, v) in &env {
-                cmd.env(k, v);
-            }
-            cmd.output()
-                .expect("/usr/bin/time (GNU time) runs the binary")
-        });
-        let wall = started.elapsed();
-        let text = std::fs::read_to_string(&times).unwrap_or_default();
-        let f: Vec<f64> = text
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .split_whitespace()
-            .filter_map(|f| f.parse().ok())
-            .collect();
-        assert_eq!(f.len(), 3, "GNU time output: {text:?}");
+        let args = ["--region", "us-west-2", "-o", "json"];
+        let (wall, cpu, rss, code) = tokio::task::block_in_place(|| timed_run(dir, &args, &env));
         let s = Size::of(factor);
         println!(
             "| {factor}× | {} | {} | {} | {} | {} | {:.0} MiB | {} |",
@@ -211,9 +188,9 @@ async fn live_scale(dir: &Path) {
             s.events,
             s.pending_pods,
             ms(wall),
-            ms(Duration::from_secs_f64(f[0] + f[1])),
-            f[2] / 1024.0,
-            out.status.code().unwrap_or(-1),
+            ms(cpu),
+            rss as f64 / 1024.0,
+            code,
         );
     }
 }
@@ -316,16 +293,26 @@ fn replay_scaled(dir: &Path, factor: usize) -> (Duration, Duration, u64, i32) {
         let grown = scale::grow(&base, factor).unwrap();
         std::fs::write(&path, serde_json::to_vec(&grown).unwrap()).unwrap();
     }
+    let path = path.display().to_string();
+    let args = ["--replay", path.as_str(), "-o", "json"];
+    timed_run(dir, &args, &[("NO_COLOR", "1")])
+}
+
+/// Runs karpdoctor with `args` (and generous timeouts) under GNU time: wall time, CPU time
+/// (user + system), peak RSS in KiB and the exit code.
+fn timed_run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Duration, Duration, u64, i32) {
     let times = dir.join("time.txt");
     let started = Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "%U %S %M", "-o"])
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "%U %S %M", "-o"])
         .arg(&times)
         .arg(env!("CARGO_BIN_EXE_karpdoctor"))
-        .args(["--replay"])
-        .arg(&path)
-        .args(["-o", "json", "--timeout", "10m", "--check-timeout", "10m"])
-        .env("NO_COLOR", "1")
+        .args(args)
+        .args(["--timeout", "10m", "--check-timeout", "10m"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
         .output()
         .expect("/usr/bin/time (GNU time) runs the binary");
     let wall = started.elapsed();
