@@ -158,7 +158,7 @@ async fn send(tls: bool, request: Request<Full<Bytes>>) -> Result<(StatusCode, S
     }
     http.enforce_http(false);
     // The provider kube and the AWS SDK already use, named so no process default is needed.
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_provider_and_native_roots(provider)
         .map_err(|e| format!("cannot set up TLS: {e}"))?

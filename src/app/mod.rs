@@ -29,6 +29,38 @@ pub use execute::execute;
 /// The recorded broken cluster behind `karpdoctor demo`.
 pub const DEMO_BUNDLE: &str = include_str!("../../data/demo/bundle.json");
 
+/// The whole program: parses the command line, runs it on a multi-threaded runtime and returns
+/// the exit code. It lives in the library rather than in `main.rs` so that the async code it
+/// drives is compiled once: a binary crate that polls the library's futures instantiates their
+/// whole call tree again (in the release profile, without shared generics, that was a quarter
+/// of karpdoctor's own build time and 3 MB of the binary).
+pub fn main() -> u8 {
+    // One line instead of a backtrace: checks run in their own tasks and report their own
+    // panics as an internal-error outcome; this hook only keeps stderr readable.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("karpdoctor: internal error: {info} (please report this)");
+    }));
+    let cli = crate::cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        // Checks await facts through a few layers of async helpers, each holding the AWS SDK
+        // call's state; unoptimised builds lay those out on the task's stack. Tokio's 2 MiB
+        // default is too tight there, and the few worker threads make room cheap.
+        .thread_stack_size(16 << 20)
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("karpdoctor: cannot start the async runtime: {e}");
+            return EXIT_TROUBLE;
+        }
+    };
+    let code = runtime.block_on(run(cli));
+    // A request stuck on a stalled endpoint must not keep the process alive past --timeout.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
+}
+
 pub async fn run(cli: Cli) -> u8 {
     let result = match cli.command {
         Some(Command::List(args)) => list(&args),

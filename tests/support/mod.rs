@@ -154,6 +154,7 @@ fn post_catalogue(url: &str, body: &str) {
 /// SDK configuration for seeding the emulator (its default account's test credentials).
 pub async fn emulator_config(url: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(karpdoctor::backend::live::https_client())
         .endpoint_url(url)
         .region(aws_config::Region::new("us-west-2"))
         .credentials_provider(aws_sdk_sts::config::Credentials::new(

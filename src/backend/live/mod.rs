@@ -28,6 +28,9 @@ use std::time::Duration;
 
 use aws_config::BehaviorVersion;
 use aws_config::timeout::TimeoutConfig;
+use aws_smithy_http_client::proxy::ProxyConfig;
+use aws_smithy_http_client::tls;
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use futures::future::BoxFuture;
 use futures::{FutureExt, TryFutureExt};
 use tokio::sync::{OnceCell, Semaphore};
@@ -37,6 +40,24 @@ use crate::facts::{ApiService, FactError, FactKey, Stored};
 use crate::guard::{ApiLog, AwsGuard};
 
 pub use iam::raw_simulation_results;
+
+/// The HTTPS client of every AWS call, the credential providers' included: the one the SDK's
+/// `default-https-client` feature builds (rustls, `HTTPS_PROXY`/`NO_PROXY` honoured as behaviour
+/// versions from 2025-08-07 do), with rustls on ring instead of aws-lc, the provider kube
+/// already uses (Cargo.toml says why).
+pub fn https_client() -> SharedHttpClient {
+    aws_smithy_http_client::Builder::new().build_with_connector_fn(|settings, components| {
+        let mut connector = aws_smithy_http_client::ConnectorBuilder::default().tls_provider(
+            tls::Provider::Rustls(tls::rustls_provider::CryptoMode::Ring),
+        );
+        connector.set_connector_settings(settings.cloned());
+        if let Some(components) = components {
+            connector.set_sleep_impl(components.sleep_impl());
+        }
+        connector.set_proxy_config(Some(ProxyConfig::from_env()));
+        connector.build()
+    })
+}
 
 /// How to reach the APIs, from the command line.
 #[derive(Clone, Debug, Default)]
@@ -195,16 +216,19 @@ impl Live {
         &self.log
     }
 
-    /// The region the AWS default chain resolves (`AWS_REGION`, the profile), if any.
+    /// The region the AWS default chain resolves (`AWS_REGION`, the profile, the instance
+    /// metadata), if any. Resolved through a config loader because the chain's last link asks
+    /// the instance metadata service over HTTP, with the client only the loader can give it.
     pub async fn chain_region(&self) -> Option<String> {
         if let Some(r) = &self.options.region {
             return Some(r.clone());
         }
-        let mut chain = aws_config::default_provider::region::DefaultRegionChain::builder();
+        let mut loader =
+            aws_config::defaults(BehaviorVersion::latest()).http_client(https_client());
         if let Some(p) = &self.options.profile {
-            chain = chain.profile_name(p);
+            loader = loader.profile_name(p);
         }
-        chain.build().region().await.map(|r| r.to_string())
+        loader.load().await.region().map(|r| r.to_string())
     }
 
     /// Builds the AWS clients for the run's region, once it is resolved. Until then AWS facts
@@ -217,6 +241,7 @@ impl Live {
                     .operation_timeout(self.options.request_timeout)
                     .build();
                 let mut loader = aws_config::defaults(BehaviorVersion::latest())
+                    .http_client(https_client())
                     .region(aws_config::Region::new(region.to_string()))
                     .timeout_config(timeouts);
                 if let Some(p) = &self.options.profile {
