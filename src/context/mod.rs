@@ -24,6 +24,9 @@ pub use stats::{CriticalPath, FetchStat, critical_path};
 
 type Cell = Arc<OnceCell<Result<Shared, FactError>>>;
 
+/// A value derived from facts once per run ([`Facts::derived`]), with the facts it read.
+type DerivedCell = Arc<OnceCell<(Result<Shared, FactError>, BTreeSet<FactKey>)>>;
+
 tokio::task_local! {
     /// The check whose task is running, so fact reads can be attributed to it.
     pub static CURRENT_CHECK: &'static str;
@@ -35,6 +38,9 @@ tokio::task_local! {
     /// for. Only the latest is kept, so a check that reads 20,000 nodes pays a comparison per
     /// read, not a walk over everything it read before.
     static CHAIN: Chain;
+    /// Set while a [`Facts::derived`] value is computed: every fact read for it, so the checks
+    /// that reuse the value are credited with the reads it rests on.
+    static DERIVING: Arc<Mutex<BTreeSet<FactKey>>>;
 }
 
 /// The latest-finished read of one chain: when it finished, and which fact it was.
@@ -53,6 +59,7 @@ pub struct Facts {
     /// Reads made inside [`Facts::enrich`], per check.
     enrichments: Mutex<BTreeMap<&'static str, BTreeSet<FactKey>>>,
     cells: Mutex<HashMap<FactKey, Cell>>,
+    derived: Mutex<HashMap<&'static str, DerivedCell>>,
     recorded: Option<Mutex<BTreeMap<FactKey, Result<Value, FactError>>>>,
     stats: Mutex<BTreeMap<FactKey, FetchStat>>,
     hints: Hints,
@@ -82,6 +89,7 @@ impl Context {
             facts: Facts {
                 backend,
                 cells: Mutex::new(HashMap::new()),
+                derived: Mutex::new(HashMap::new()),
                 reads: Mutex::new(BTreeMap::new()),
                 enrichments: Mutex::new(BTreeMap::new()),
                 recorded: record.then(|| Mutex::new(BTreeMap::new())),
@@ -185,6 +193,51 @@ impl Facts {
         ENRICHING.scope(true, f).await
     }
 
+    /// A value several checks derive the same way from the same facts (the controller's
+    /// simulated grants: four checks judge them), computed once per run by the first check to
+    /// ask and shared. Every check that uses it is credited with the facts it was derived from,
+    /// as if it had read them itself, so its verdict turns `unknown` when one of them fails and
+    /// its declared needs stay checked. `name` identifies the derivation; `derive` must depend
+    /// only on facts (not on the check asking).
+    pub async fn derived<T, F>(&self, name: &'static str, derive: F) -> Result<Arc<T>, FactError>
+    where
+        T: Send + Sync + 'static,
+        F: std::future::Future<Output = Result<T, FactError>>,
+    {
+        let cell = lock(&self.derived).entry(name).or_default().clone();
+        let (result, keys) = cell
+            .get_or_init(|| async {
+                let seen = Arc::new(Mutex::new(BTreeSet::new()));
+                let out = DERIVING.scope(Arc::clone(&seen), derive).await;
+                let keys = std::mem::take(&mut *lock(&seen));
+                (out.map(|v| Arc::new(v) as Shared), keys)
+            })
+            .await
+            .clone();
+        for key in &keys {
+            self.credit_read(key);
+        }
+        result.and_then(|shared| {
+            shared.downcast::<T>().map_err(|_| FactError::Malformed {
+                message: format!("{name}: derived with two different types (karpdoctor bug)"),
+            })
+        })
+    }
+
+    /// Attributes a read of `key` to the running check (as evidence inside
+    /// [`Facts::enrich`]) and to the derivation being computed, if any.
+    fn credit_read(&self, key: &FactKey) {
+        if let Ok(code) = CURRENT_CHECK.try_with(|c| *c) {
+            let map = if ENRICHING.try_with(|e| *e).unwrap_or(false) {
+                &self.enrichments
+            } else {
+                &self.reads
+            };
+            lock(map).entry(code).or_default().insert(key.clone());
+        }
+        let _ = DERIVING.try_with(|seen| lock(seen).insert(key.clone()));
+    }
+
     /// Reads a fact, fetching it on first use. Private: the typed accessors are the only
     /// callers, and the typed key fixes the value type.
     async fn get<T: Send + Sync + 'static>(&self, key: Typed<T>) -> Result<Arc<T>, FactError> {
@@ -197,14 +250,7 @@ impl Facts {
 
     /// Reads a fact as the shared value of its declared type, fetching it on first use.
     async fn shared(&self, key: FactKey) -> Result<Shared, FactError> {
-        if let Ok(code) = CURRENT_CHECK.try_with(|c| *c) {
-            let map = if ENRICHING.try_with(|e| *e).unwrap_or(false) {
-                &self.enrichments
-            } else {
-                &self.reads
-            };
-            lock(map).entry(code).or_default().insert(key.clone());
-        }
+        self.credit_read(&key);
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
         let result = cell
             .get_or_init(|| async {

@@ -164,8 +164,14 @@ pub async fn optional_controller_role(cx: &CheckCx) -> Result<Option<IamRole>, F
     }
 }
 
-/// The reference statements of the controller's release, simulated for its role.
-pub async fn controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
+/// The reference statements of the controller's release, simulated for its role: derived once
+/// per run and shared by the checks that judge them (most of their evaluation time).
+pub async fn controller_grants(cx: &CheckCx) -> Result<std::sync::Arc<Grants>, FactError> {
+    cx.derived("controller grants", derive_controller_grants(cx))
+        .await
+}
+
+async fn derive_controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
     let (w, role) = controller_role(cx).await?;
     let Some((deployments, index)) = cx.controller().await? else {
         return Err(skip("the Karpenter controller"));
