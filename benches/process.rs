@@ -86,7 +86,7 @@ fn part(name: &str) -> bool {
 
 async fn benchmark() {
     let dir = scratch("bench-process");
-    let exe = env!("CARGO_BIN_EXE_karpdoctor");
+    let exe = &karpdoctor_exe();
     println!("## karpdoctor whole-process benchmarks\n");
     println!("machine: {}\n", machine());
 
@@ -306,7 +306,7 @@ fn timed_run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Duration, Dura
     let mut cmd = Command::new("/usr/bin/time");
     cmd.args(["-f", "%U %S %M", "-o"])
         .arg(&times)
-        .arg(env!("CARGO_BIN_EXE_karpdoctor"))
+        .arg(karpdoctor_exe())
         .args(args)
         .args(["--timeout", "10m", "--check-timeout", "10m"]);
     for (k, v) in env {
@@ -647,7 +647,7 @@ impl FleetSetup {
         let mut cmd = Command::new("/usr/bin/time");
         cmd.args(["-f", "%U %S", "-o"])
             .arg(&times)
-            .arg(env!("CARGO_BIN_EXE_karpdoctor"))
+            .arg(karpdoctor_exe())
             .args(args)
             .args(["-o", "json"])
             .env_clear()

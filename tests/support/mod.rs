@@ -1280,7 +1280,7 @@ fn organizations(url: &str, operation: &str, body: serde_json::Value) -> serde_j
 /// Runs the karpdoctor binary with a clean environment: no user kubeconfig, AWS profile or
 /// credentials leak in from the machine running the tests.
 pub fn karpdoctor(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_karpdoctor"));
+    let mut cmd = Command::new(karpdoctor_exe());
     cmd.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -1294,6 +1294,12 @@ pub fn karpdoctor(args: &[&str], env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().expect("the binary runs")
+}
+
+/// The binary under test: the one cargo built, or `KARPDOCTOR_EXE` (to benchmark another
+/// build, such as a release profile, with the same harness).
+pub fn karpdoctor_exe() -> String {
+    std::env::var("KARPDOCTOR_EXE").unwrap_or_else(|_| env!("CARGO_BIN_EXE_karpdoctor").to_string())
 }
 
 /// Environment for a live run against the test API server and the emulator.
