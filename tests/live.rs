@@ -1344,3 +1344,67 @@ fn aws_state(bundle: &serde_json::Value) -> String {
         .collect();
     serde_json::json!([bundle["emulator"], bundle["target"], aws]).to_string()
 }
+
+/// The AWS SDK's HTTPS client is karpdoctor's own (`backend::live::https_client`, rustls on
+/// ring rather than the SDK's default on aws-lc): like the default it replaces, it must send
+/// through the proxy the environment names, and leave alone what `NO_PROXY` exempts. Behind a
+/// proxy without it, every AWS check would be unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_requests_go_through_the_proxy_the_environment_names() {
+    let _load = LOAD.read().await;
+    let emulator = tokio::task::block_in_place(Emulator::start);
+    // A "proxy" that only counts the connections it is offered, then drops them.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = format!("http://{}", listener.local_addr().unwrap());
+    let offered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let offered = std::sync::Arc::clone(&offered);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                offered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+    }
+    // `pre-install` needs no Kubernetes API, so only AWS requests are made.
+    let run = |extra: &[(&str, &str)]| {
+        let mut env = live_env("/nonexistent-kubeconfig", &emulator.url);
+        env.extend(extra.iter().copied());
+        let args = [
+            "pre-install",
+            "--cluster",
+            "demo",
+            "--region",
+            "us-west-2",
+            "-o",
+            "json",
+        ];
+        let out = tokio::task::block_in_place(|| karpdoctor(&args, &env));
+        let report = parse(&out);
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "unknown")
+            .count()
+    };
+
+    let direct = run(&[]);
+    assert_eq!(offered.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let exempt = run(&[("HTTP_PROXY", &proxy), ("NO_PROXY", "127.0.0.1")]);
+    assert_eq!(
+        offered.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "NO_PROXY was not honoured"
+    );
+    assert_eq!(exempt, direct);
+    let proxied = run(&[("HTTP_PROXY", &proxy)]);
+    assert!(
+        offered.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "HTTP_PROXY was not honoured: no AWS request reached the proxy"
+    );
+    assert!(
+        proxied > direct,
+        "a dead proxy must leave the AWS checks unknown ({proxied} unknown, {direct} without it)"
+    );
+}

@@ -319,3 +319,92 @@ impl Facts {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::recorded::Recorded;
+
+    fn context() -> Context {
+        let facts = BTreeMap::from([
+            (FactKey::nodepools().into_key(), Ok(serde_json::json!([]))),
+            (
+                FactKey::oidc_providers().into_key(),
+                Ok(serde_json::json!([])),
+            ),
+        ]);
+        let bundle = Bundle::new(Hints::default(), Target::default(), facts).into_stored();
+        Context::new(
+            Backend::Recorded(Recorded::from_bundle(bundle)),
+            Hints::default(),
+            false,
+        )
+    }
+
+    /// A derivation runs once however many checks ask, and every check that uses it is
+    /// credited with what it read: the second check never ran it, yet must turn `unknown`
+    /// when one of those facts fails (the fault matrix relies on these reads).
+    #[tokio::test]
+    async fn a_derived_value_is_computed_once_and_credits_every_user_with_its_reads() {
+        let cx = context();
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        let derive = || async {
+            runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let (pools, oidc) = futures::future::join(cx.nodepools(), cx.oidc_providers()).await;
+            Ok::<usize, FactError>(pools?.len() + oidc?.len())
+        };
+        for code in ["KD0001", "KD0002"] {
+            let value = CURRENT_CHECK
+                .scope(code, cx.derived("test", derive()))
+                .await
+                .unwrap();
+            assert_eq!(*value, 0);
+        }
+        // A check inside `enrich` is credited as evidence, not as a verdict read.
+        CURRENT_CHECK
+            .scope("KD0003", cx.enrich(cx.derived("test", derive())))
+            .await
+            .unwrap();
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let both = BTreeSet::from([
+            FactKey::nodepools().into_key(),
+            FactKey::oidc_providers().into_key(),
+        ]);
+        let reads = cx.read_keys();
+        assert_eq!(reads.get("KD0001"), Some(&both));
+        assert_eq!(reads.get("KD0002"), Some(&both));
+        assert_eq!(reads.get("KD0003"), None);
+        assert_eq!(cx.enrichment_keys().get("KD0003"), Some(&both));
+    }
+
+    /// A derivation inside another passes its reads up: the outer value's users are credited
+    /// with the inner one's facts too.
+    #[tokio::test]
+    async fn a_derivation_inside_another_passes_its_reads_up() {
+        let cx = context();
+        let inner = || async { cx.nodepools().await.map(|p| p.len()) };
+        let outer = || async {
+            let n = cx.derived("inner", inner()).await?;
+            Ok::<usize, FactError>(*n + cx.oidc_providers().await?.len())
+        };
+        // The inner value exists before the outer one is derived, so the outer derivation
+        // reads nodepools only through it.
+        CURRENT_CHECK
+            .scope("KD0001", cx.derived("inner", inner()))
+            .await
+            .unwrap();
+        CURRENT_CHECK
+            .scope("KD0002", cx.derived("outer", outer()))
+            .await
+            .unwrap();
+        CURRENT_CHECK
+            .scope("KD0003", cx.derived("outer", outer()))
+            .await
+            .unwrap();
+        let both = BTreeSet::from([
+            FactKey::nodepools().into_key(),
+            FactKey::oidc_providers().into_key(),
+        ]);
+        assert_eq!(cx.read_keys().get("KD0003"), Some(&both));
+    }
+}
