@@ -353,7 +353,7 @@ mod tests {
             let (pools, oidc) = futures::future::join(cx.nodepools(), cx.oidc_providers()).await;
             Ok::<usize, FactError>(pools?.len() + oidc?.len())
         };
-        for code in ["KD0001", "KD0002"] {
+        for code in ["check a", "check b"] {
             let value = CURRENT_CHECK
                 .scope(code, cx.derived("test", derive()))
                 .await
@@ -362,7 +362,7 @@ mod tests {
         }
         // A check inside `enrich` is credited as evidence, not as a verdict read.
         CURRENT_CHECK
-            .scope("KD0003", cx.enrich(cx.derived("test", derive())))
+            .scope("check c", cx.enrich(cx.derived("test", derive())))
             .await
             .unwrap();
         assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
@@ -371,10 +371,10 @@ mod tests {
             FactKey::oidc_providers().into_key(),
         ]);
         let reads = cx.read_keys();
-        assert_eq!(reads.get("KD0001"), Some(&both));
-        assert_eq!(reads.get("KD0002"), Some(&both));
-        assert_eq!(reads.get("KD0003"), None);
-        assert_eq!(cx.enrichment_keys().get("KD0003"), Some(&both));
+        assert_eq!(reads.get("check a"), Some(&both));
+        assert_eq!(reads.get("check b"), Some(&both));
+        assert_eq!(reads.get("check c"), None);
+        assert_eq!(cx.enrichment_keys().get("check c"), Some(&both));
     }
 
     /// A derivation inside another passes its reads up: the outer value's users are credited
@@ -390,21 +390,21 @@ mod tests {
         // The inner value exists before the outer one is derived, so the outer derivation
         // reads nodepools only through it.
         CURRENT_CHECK
-            .scope("KD0001", cx.derived("inner", inner()))
+            .scope("check a", cx.derived("inner", inner()))
             .await
             .unwrap();
         CURRENT_CHECK
-            .scope("KD0002", cx.derived("outer", outer()))
+            .scope("check b", cx.derived("outer", outer()))
             .await
             .unwrap();
         CURRENT_CHECK
-            .scope("KD0003", cx.derived("outer", outer()))
+            .scope("check c", cx.derived("outer", outer()))
             .await
             .unwrap();
         let both = BTreeSet::from([
             FactKey::nodepools().into_key(),
             FactKey::oidc_providers().into_key(),
         ]);
-        assert_eq!(cx.read_keys().get("KD0003"), Some(&both));
+        assert_eq!(cx.read_keys().get("check c"), Some(&both));
     }
 }
