@@ -1048,9 +1048,17 @@ CILIUM="ip-192-168-91-7.us-west-2.compute.internal"
 stuck_node=node(CILIUM, karpenter=True)
 stuck_node["spec"]={"taints":[{"key":"node.cilium.io/agent-not-ready","value":"true","effect":"NoExecute"}]}
 stuck_node["status"]={"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}
-write("nodeclaim-not-initialized", bundle("The NodePool lists Cilium's startup taint, but Cilium's agent is not scheduled on Karpenter nodes: the node is Ready, keeps the taint and the NodeClaim never initializes.",
-    overrides=[fact("nodeClaims", [claim("default-p0o9i", initialized=("Unknown","StartupTaintsExist","StartupTaint \"node.cilium.io/agent-not-ready=true:NoExecute\" still exists"), node_name=CILIUM)]),
-               fact({"node":{"name":CILIUM}}, stuck_node)]), ["KD6003"], roots=["KD6003"])
+# Cilium's chart values copied from a managed-node-group setup pin the agent to nodes with the
+# nodegroup label, so it never runs on Karpenter's nodes.
+cilium_claim=claim("default-p0o9i", initialized=("Unknown","StartupTaintsExist","StartupTaint \"node.cilium.io/agent-not-ready=true:NoExecute\" still exists"), node_name=CILIUM)
+cilium_claim["spec"]["startupTaints"]=[{"key":"node.cilium.io/agent-not-ready","value":"true","effect":"NoExecute"}]
+cilium_ds={"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"cilium","namespace":"kube-system","uid":"c1l1um00-0000-4000-8000-000000000001"},
+    "spec":{"template":{"spec":{"containers":[{"name":"cilium-agent","image":"quay.io/cilium/cilium:v1.16.5","resources":{"requests":{"cpu":"100m"}}}],
+        "tolerations":[{"operator":"Exists"}],
+        "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"eks.amazonaws.com/nodegroup","operator":"Exists"}]}]}}}}}}}
+write("nodeclaim-not-initialized", bundle("The NodePool lists Cilium's startup taint, but Cilium's agent is not scheduled on Karpenter nodes (its affinity, copied from a managed node group setup, requires the eks.amazonaws.com/nodegroup label): the node is Ready, keeps the taint and the NodeClaim never initializes.",
+    overrides=[fact("nodeClaims", [cilium_claim]), fact({"node":{"name":CILIUM}}, stuck_node), fact("daemonSets", DAEMONSETS+[cilium_ds])]),
+    ["KD6003","KD6004"], roots=["KD6004"])
 
 # Interruption: rules and queue encryption; no queue at all while spot is allowed.
 SQS_KEY_ID="5678abcd-56ab-78cd-90ef-5678901234cd"

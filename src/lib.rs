@@ -31,6 +31,7 @@ pub mod iam;
 pub mod logs;
 pub mod model;
 pub mod network;
+pub mod nodecap;
 pub mod permissions;
 pub mod pushgateway;
 pub mod quantity;

@@ -329,6 +329,10 @@ pub struct NodeClaimTemplateSpec {
     /// Taints every node of the pool carries; pods must tolerate them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<k8s_openapi::api::core::v1::Taint>,
+    /// Taints a node starts with that another component removes; pods need not tolerate them,
+    /// and Karpenter does not call the node initialized while one is present.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub startup_taints: Vec<k8s_openapi::api::core::v1::Taint>,
 }
 
 /// `spec.template.metadata`: labels every node of the pool carries (each acts as a
@@ -420,6 +424,29 @@ pub struct NodeClaim {
 pub struct NodeClaimSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_class_ref: Option<NodeClassRef>,
+    /// The pool's taints and startup taints, copied when the claim was created (a pool edited
+    /// later does not change them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<k8s_openapi::api::core::v1::Taint>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub startup_taints: Vec<k8s_openapi::api::core::v1::Taint>,
+    /// What the pods that caused the claim request, with the DaemonSets' overhead: Karpenter
+    /// waits for each of these resources to be non-zero on the node before it initializes it.
+    #[serde(skip_serializing_if = "NodeClaimResources::is_empty")]
+    pub resources: NodeClaimResources,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeClaimResources {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: BTreeMap<String, Value>,
+}
+
+impl NodeClaimResources {
+    fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -50,8 +50,10 @@ pub fn label_values(it: &InstanceType, zones: &BTreeSet<String>, key: &str) -> O
         "karpenter.k8s.aws/instance-size" => one(size.to_string()),
         "karpenter.k8s.aws/instance-cpu" => one(it.vcpus.to_string()),
         "karpenter.k8s.aws/instance-memory" => one(it.memory_mib.to_string()),
-        "karpenter.k8s.aws/instance-gpu-count" if it.gpus == 0 => Some(Vec::new()),
-        "karpenter.k8s.aws/instance-gpu-count" => one(it.gpus.to_string()),
+        "karpenter.k8s.aws/instance-gpu-count" => match it.gpu_count_label() {
+            Some(n) => one(n.to_string()),
+            None => Some(Vec::new()),
+        },
         "karpenter.k8s.aws/instance-hypervisor" => one(it.hypervisor.clone()),
         _ => None,
     }

@@ -21,7 +21,8 @@ const LAYERS: &[&[&str]] = &[
     &["iam", "requirements", "userdata", "network", "console"],
     // Karpenter's scheduler, over requirement sets and instance types.
     &["scheduling"],
-    &["ec2"],
+    // What keeps a node that is up from taking pods, over the scheduler's matching.
+    &["ec2", "nodecap"],
     // I/O: the read-only guard, the bundle format, the backends.
     &["guard", "bundle", "pushgateway"],
     &["backend"],

@@ -298,7 +298,7 @@ gnode["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": 
 write("gpu-node-device-plugin-missing", bundle(
     "A GPU NodePool (g5) launches a node for a pod requesting nvidia.com/gpu, but the NVIDIA device plugin DaemonSet is not installed (as in aws/karpenter-provider-aws#3794, #1914 and #3862): the node is Ready without nvidia.com/gpu in its allocatable, the NodeClaim stays Initialized=Unknown (ResourceNotRegistered) and the pod Pending.",
     nps=[nodepool(), gnp], overrides=_bn_gpu_catalog() + [fact("nodeClaims", [gclaim]), fact({"node": {"name": GPU_NODE}}, gnode)]),
-    ["KD6003"], roots=["KD6003"])
+    ["KD6003", "KD6005"], roots=["KD6005"])
 
 # ---------------------------------------------------------------------------------------------
 # https://github.com/aws/karpenter-provider-aws/issues/6050 (AMIs pinned by name, the minor in the

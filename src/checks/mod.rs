@@ -101,6 +101,8 @@ checks! {
         launch_failed::NODECLAIM_LAUNCH_FAILED,
         not_registered::NODECLAIM_NOT_REGISTERED,
         not_initialized::NODECLAIM_NOT_INITIALIZED,
+        startup_taint_stuck::NODE_STARTUP_TAINT_STUCK,
+        extended_resource_missing::NODE_EXTENDED_RESOURCE_MISSING,
     }
     /// KD7xxx: interruption handling: the SQS queue the controller reads, the EventBridge rules
     /// that feed it, and whether it is configured at all.

@@ -73,6 +73,11 @@ impl Facts {
         .await
     }
 
+    /// Pods bound to `node` (any phase), cut down to identity, owner and readiness.
+    pub async fn node_pods(&self, node: &str) -> Result<Arc<Vec<Pod>>, FactError> {
+        self.get(FactKey::node_pods(node.to_string())).await
+    }
+
     pub async fn nodes(
         &self,
         label_selector: &str,

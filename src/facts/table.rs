@@ -164,6 +164,14 @@ facts! {
         shape Objects;
         display |f| write!(f, "bound pods in {namespace} ({label_selector})");
 
+    /// Pods bound to one node (`fieldSelector=spec.nodeName=<node>`), cut down to their
+    /// identity, owner and readiness: whether a node's taint remover or device plugin runs
+    /// there. Read only for nodes that are stuck.
+    NodePods { node: String } => fn node_pods -> Vec<Pod>;
+        ops [kube("list", "", "pods")];
+        shape Objects;
+        display |f| write!(f, "pods on node {node}");
+
     /// Nodes matching a label selector (server-side), cut down to their names, labels and
     /// taints: the zones a topology spread counts.
     Nodes { label_selector: String } => fn nodes -> Vec<Node>;

@@ -291,7 +291,13 @@ pub struct InstanceType {
     pub architectures: Vec<String>,
     pub vcpus: i64,
     pub memory_mib: i64,
+    /// Every GPU of every manufacturer. Only bundles recorded before `accelerators` was kept
+    /// need it: Karpenter advertises each manufacturer as its own resource.
     pub gpus: i64,
+    /// The accelerators by the resource Karpenter advertises for them. `None` in bundles
+    /// recorded before it was kept: `gpus` then stands for `nvidia.com/gpu`, as it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accelerators: Option<Accelerators>,
     /// `on-demand`, `spot`, `capacity-block`.
     pub usage_classes: Vec<String>,
     pub hypervisor: String,
@@ -305,6 +311,49 @@ pub struct InstanceType {
     pub ipv4_per_eni: Option<i64>,
 }
 
+/// An instance type's accelerators as Karpenter (1.1 and later) counts them from
+/// `DescribeInstanceTypes`: GPUs summed per manufacturer, Neuron devices and cores from
+/// `NeuronInfo` (docs/node-capacity.md §3).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Accelerators {
+    pub nvidia_gpus: i64,
+    pub amd_gpus: i64,
+    pub habana_gaudis: i64,
+    pub neuron_devices: i64,
+    pub neuron_cores: i64,
+    /// How many entries `GpuInfo.Gpus` has: Karpenter sets the `instance-gpu-*` labels only
+    /// when there is exactly one.
+    pub gpu_entries: i64,
+}
+
+impl InstanceType {
+    /// The extended resources a node of this type offers, by name, as Karpenter models them
+    /// (zero counts left out).
+    pub fn extended_resources(&self) -> Vec<(&'static str, i64)> {
+        let all = match &self.accelerators {
+            Some(a) => vec![
+                ("nvidia.com/gpu", a.nvidia_gpus),
+                ("amd.com/gpu", a.amd_gpus),
+                ("habana.ai/gaudi", a.habana_gaudis),
+                ("aws.amazon.com/neuron", a.neuron_devices),
+                ("aws.amazon.com/neuroncore", a.neuron_cores),
+            ],
+            None => vec![("nvidia.com/gpu", self.gpus)],
+        };
+        all.into_iter().filter(|(_, n)| *n > 0).collect()
+    }
+
+    /// The `karpenter.k8s.aws/instance-gpu-count` label: set only for a single kind of GPU.
+    pub fn gpu_count_label(&self) -> Option<i64> {
+        match &self.accelerators {
+            Some(a) if a.gpu_entries == 1 => Some(self.gpus),
+            Some(_) => None,
+            None => Some(self.gpus).filter(|n| *n > 0),
+        }
+    }
+}
+
 #[cfg(test)]
 impl InstanceType {
     /// A Nitro type with 4 GiB per vCPU, offered on demand and spot, 3 ENIs of 10 addresses,
@@ -316,6 +365,7 @@ impl InstanceType {
             vcpus,
             memory_mib: vcpus * 4096,
             gpus: 0,
+            accelerators: None,
             usage_classes: vec!["on-demand".into(), "spot".into()],
             hypervisor: "nitro".into(),
             bare_metal: false,

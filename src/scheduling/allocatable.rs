@@ -160,8 +160,8 @@ pub fn capacity(it: &InstanceType, settings: &NodeSettings) -> Resources {
     if let Some(p) = pods {
         out.insert("pods".into(), Quantity::units(p));
     }
-    if it.gpus > 0 {
-        out.insert("nvidia.com/gpu".into(), Quantity::units(it.gpus));
+    for (resource, count) in it.extended_resources() {
+        out.insert(resource.into(), Quantity::units(count));
     }
     out
 }
@@ -226,6 +226,7 @@ mod tests {
             vcpus,
             memory_mib: mib,
             gpus: 0,
+            accelerators: None,
             usage_classes: vec!["on-demand".into()],
             hypervisor: "nitro".into(),
             bare_metal: false,

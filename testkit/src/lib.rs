@@ -320,7 +320,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
     match name {
         "kubeVersion" => r("", "", "version"),
         "controllerDeployments" => r("apps", "v1", "deployments"),
-        "pods" | "pendingPods" | "scheduledPods" => r("", "v1", "pods"),
+        "pods" | "pendingPods" | "scheduledPods" | "nodePods" => r("", "v1", "pods"),
         "daemonSets" => r("apps", "v1", "daemonsets"),
         "persistentVolumeClaims" => r("", "v1", "persistentvolumeclaims"),
         "persistentVolumes" => r("", "v1", "persistentvolumes"),

@@ -171,11 +171,40 @@ fn instance_type_json(t: &aws_sdk_ec2::types::InstanceTypeInfo) -> Value {
         "vcpus": t.v_cpu_info().and_then(|v| v.default_v_cpus()).unwrap_or_default(),
         "memoryMib": t.memory_info().and_then(|m| m.size_in_mib()).unwrap_or_default(),
         "gpus": t.gpu_info().map(|g| g.gpus().iter().filter_map(|d| d.count()).sum::<i32>()).unwrap_or_default(),
+        "accelerators": accelerators(t),
         "usageClasses": t.supported_usage_classes().iter().map(|u| u.as_str().to_string()).collect::<Vec<_>>(),
         "hypervisor": t.hypervisor().map(|h| h.as_str().to_string()).unwrap_or_default(),
         "bareMetal": t.bare_metal().unwrap_or(false),
         "maxEnis": default_card_enis(t),
         "ipv4PerEni": t.network_info().and_then(|n| n.ipv4_addresses_per_interface()),
+    })
+}
+
+/// Accelerators counted as Karpenter 1.1+ does (`computeCapacity`): GPUs per manufacturer,
+/// Neuron devices, and cores as the first device entry's count times its cores.
+fn accelerators(t: &aws_sdk_ec2::types::InstanceTypeInfo) -> Value {
+    let gpus = t.gpu_info().map(|g| g.gpus()).unwrap_or_default();
+    let by_maker = |maker: &str| -> i32 {
+        gpus.iter()
+            .filter(|g| g.manufacturer() == Some(maker))
+            .filter_map(|g| g.count())
+            .sum()
+    };
+    let neuron = t
+        .neuron_info()
+        .map(|n| n.neuron_devices())
+        .unwrap_or_default();
+    let cores = neuron
+        .first()
+        .map(|d| d.count().unwrap_or(0) * d.core_info().and_then(|c| c.count()).unwrap_or(0))
+        .unwrap_or(0);
+    json!({
+        "nvidiaGpus": by_maker("NVIDIA"),
+        "amdGpus": by_maker("AMD"),
+        "habanaGaudis": by_maker("Habana"),
+        "neuronDevices": neuron.iter().filter_map(|d| d.count()).sum::<i32>(),
+        "neuronCores": cores,
+        "gpuEntries": gpus.len(),
     })
 }
 

@@ -93,6 +93,40 @@ pub(super) async fn scheduled_pods(
     listed.await?.finish()
 }
 
+/// Pods bound to one node, each cut down to its identity and owner, its phase and conditions,
+/// and each container's readiness and waiting reason: no spec, environment or image.
+pub(super) async fn node_pods(kube: &Client, node: &str) -> Result<Stored, FactError> {
+    let field = format!("spec.nodeName={node}");
+    let on_node = Selection {
+        field: Some(&field),
+        ..Selection::default()
+    };
+    let listed = list_text(kube, &PODS, on_node, |p| {
+        let mut out = keep(&p, &["apiVersion", "kind"]);
+        out["metadata"] = slim_metadata(&p["metadata"]);
+        out["spec"] = keep(&p["spec"], &["nodeName"]);
+        let mut status = keep(&p["status"], &["phase", "conditions", "startTime"]);
+        let containers: Vec<Value> = p["status"]["containerStatuses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let mut out = keep(c, &["name", "ready", "restartCount"]);
+                if let Some(w) = c.pointer("/state/waiting") {
+                    out["state"] = serde_json::json!({"waiting": keep(w, &["reason"])});
+                }
+                out
+            })
+            .collect();
+        if !containers.is_empty() {
+            status["containerStatuses"] = Value::Array(containers);
+        }
+        out["status"] = status;
+        Some(out)
+    });
+    listed.await?.finish()
+}
+
 /// Nodes matching a label selector, each cut down to its name, labels and taints.
 pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored, FactError> {
     let labels = Some(label_selector).filter(|s| !s.is_empty());
@@ -111,10 +145,22 @@ pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored,
 /// DaemonSets, cluster-wide, cut down to their pod template's scheduling fields.
 pub(super) async fn daemonsets(kube: &Client) -> Result<Stored, FactError> {
     let listed = list(kube, &DAEMONSETS, None, None, |mut ds| {
-        let spec = ds
+        let mut spec = ds
             .pointer("/spec/template/spec")
             .map(slim_pod_spec)
             .unwrap_or(Value::Null);
+        // A DaemonSet's images say what it is (a device plugin, a CSI node) whatever the
+        // release is called; pods' images are not kept.
+        let images = ds.pointer("/spec/template/spec/containers").cloned();
+        if let (Some(Value::Array(kept)), Some(Value::Array(full))) =
+            (spec.get_mut("containers"), images)
+        {
+            for (c, full) in kept.iter_mut().zip(full) {
+                if let Some(image) = full.get("image") {
+                    c["image"] = image.clone();
+                }
+            }
+        }
         ds["metadata"] = slim_metadata(&ds["metadata"]);
         ds["spec"] = serde_json::json!({"template": {"spec": spec}});
         if let Some(o) = ds.as_object_mut() {

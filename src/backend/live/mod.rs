@@ -332,6 +332,7 @@ impl Live {
                 label_selector,
             } => kube::scheduled_pods(k()?, namespace, label_selector).boxed(),
             FactKey::Nodes { label_selector } => kube::nodes(k()?, label_selector).boxed(),
+            FactKey::NodePods { node } => kube::node_pods(k()?, node).boxed(),
             FactKey::PersistentVolumeClaims => kube::list_all(k()?, &kube::PVCS).boxed(),
             FactKey::PersistentVolumes => kube::list_all(k()?, &kube::PVS).boxed(),
             FactKey::StorageClasses => kube::list_all(k()?, &kube::STORAGECLASSES).boxed(),

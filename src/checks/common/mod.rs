@@ -12,6 +12,7 @@ pub mod controller;
 pub mod crds;
 pub mod evidence;
 pub mod grants;
+pub mod held;
 pub mod launch;
 pub mod launch_values;
 pub mod nodeclaim;

@@ -1,6 +1,7 @@
 //! What a NodeClaim says about itself: its name in findings, its NodePool, and a lifecycle
 //! step that takes too long.
 
+use crate::check::prelude::*;
 use crate::model::{Condition, NodeClaim, object_ref};
 
 /// How long a lifecycle step may take before it counts as failed: launches take seconds,
@@ -27,4 +28,76 @@ pub fn pool_of(claim: &NodeClaim) -> &str {
         .and_then(|l| l.get("karpenter.sh/nodepool"))
         .map(String::as_str)
         .unwrap_or("")
+}
+
+/// A NodeClaim whose node registered long enough ago to have settled, with that Node.
+pub struct Settled<'a> {
+    pub claim: &'a NodeClaim,
+    pub node: k8s_openapi::api::core::v1::Node,
+}
+
+/// The claims `keep` selects whose node registered more than
+/// [`SETTLE_MINUTES`](crate::nodecap::SETTLE_MINUTES) ago, with their Nodes (read side by side:
+/// one round trip, not one per claim). A Node that is gone is left to KD6002 and KD6003.
+pub async fn settled_claims<'a>(
+    cx: &CheckCx,
+    claims: &'a [NodeClaim],
+    keep: impl Fn(&NodeClaim) -> bool,
+) -> Result<Vec<Settled<'a>>, FactError> {
+    let now = cx.now();
+    let chosen: Vec<(&NodeClaim, &str)> = claims
+        .iter()
+        .filter(|c| {
+            c.status.condition("Registered").is_some_and(|r| {
+                r.status == "True" && r.held_longer_than(now, crate::nodecap::SETTLE_MINUTES)
+            })
+        })
+        .filter(|c| keep(c))
+        .filter_map(|c| Some((c, c.status.node_name.as_deref().filter(|n| !n.is_empty())?)))
+        .collect();
+    let nodes = futures::future::join_all(chosen.iter().map(|(_, n)| cx.node(n))).await;
+    let mut out = Vec::new();
+    for ((claim, _), node) in chosen.into_iter().zip(nodes) {
+        if let Some(node) = node?.as_ref() {
+            out.push(Settled {
+                claim,
+                node: node.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A Node's name.
+pub fn name_of(node: &k8s_openapi::api::core::v1::Node) -> &str {
+    node.metadata.name.as_deref().unwrap_or("")
+}
+
+/// The taints a claim's NodePool declares, lasting and startup.
+pub struct Declared {
+    pub taints: Vec<k8s_openapi::api::core::v1::Taint>,
+    pub startup: Vec<k8s_openapi::api::core::v1::Taint>,
+}
+
+impl Declared {
+    /// The claim's copies are what Karpenter compares; the pool's current lists are added for
+    /// claims recorded without them.
+    pub fn of(claim: &NodeClaim, pools: &[crate::model::NodePool]) -> Declared {
+        let pool = pools.iter().find(|p| p.name() == pool_of(claim));
+        let from_pool = |f: fn(&crate::model::NodePool) -> &[k8s_openapi::api::core::v1::Taint]| {
+            pool.map(f).unwrap_or_default().to_vec()
+        };
+        Declared {
+            taints: [
+                claim.spec.taints.clone(),
+                from_pool(|p| &p.spec.template.spec.taints),
+            ]
+            .concat(),
+            startup: [
+                claim.spec.startup_taints.clone(),
+                from_pool(|p| &p.spec.template.spec.startup_taints),
+            ]
+            .concat(),
+        }
+    }
 }

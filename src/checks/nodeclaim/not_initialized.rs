@@ -3,7 +3,10 @@
 //! the capacity is paid for and unused, and the node is never consolidated.
 
 use crate::check::prelude::*;
-use crate::checks::common::codes::{NODECLASS_NODE_ROLE_INVALID, VPC_CNI_NOT_READY};
+use crate::checks::common::codes::{
+    NODE_EXTENDED_RESOURCE_MISSING, NODE_STARTUP_TAINT_STUCK, NODECLASS_NODE_ROLE_INVALID,
+    VPC_CNI_NOT_READY,
+};
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
 
 declare_check! {
@@ -57,6 +60,15 @@ async fn not_initialized(cx: &CheckCx) -> CheckResult {
             // The CNI not starting is the usual cause (KD5008), and a node role without the
             // CNI policy (aws-node without its own identity) the usual reason (KD3005).
             f = f.owned_by([VPC_CNI_NOT_READY, NODECLASS_NODE_ROLE_INVALID]);
+        }
+        match c.reason.as_str() {
+            // A taint whose remover is missing, kept off or stuck (KD6004 names which), or
+            // a device plugin that never registers the resource (KD6005).
+            "StartupTaintsExist" | "KnownEphemeralTaintsExist" => {
+                f = f.owned_by([NODE_STARTUP_TAINT_STUCK]);
+            }
+            "ResourceNotRegistered" => f = f.owned_by([NODE_EXTENDED_RESOURCE_MISSING]),
+            _ => {}
         }
         if !node_name.is_empty() {
             f = f.evidence("node", node_name.clone());

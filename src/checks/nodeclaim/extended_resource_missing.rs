@@ -1,0 +1,300 @@
+//! KD6005: nodes of GPU or Neuron instance types, or launched for pods that request such a
+//! resource, whose allocatable still lacks it ten minutes after registration: no device
+//! plugin, one kept off the node, one not ready, or an image without the driver (rules:
+//! docs/node-capacity.md §3).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, Taint};
+
+use crate::check::prelude::*;
+use crate::checks::common::held::{HeldNodes, NodeCause};
+use crate::checks::common::nodeclaim::{Declared, Settled, name_of, settled_claims};
+use crate::facts::InstanceType;
+use crate::model::NodeClaim;
+use crate::nodecap::{
+    PodState, daemonsets_of, device_plugin, images_lack_driver, is_accelerator, listed, pod_state,
+    runs_on,
+};
+use crate::quantity::Quantity;
+
+declare_check! {
+    pub static NODE_EXTENDED_RESOURCE_MISSING = {
+        code: "KD6005",
+        slug: "node-extended-resource-missing",
+        title: "accelerated nodes register their GPUs and Neuron devices",
+        category: Nodeclaim,
+        severity: Error,
+        needs: [NodeClaims, Node, DaemonSets, NodePods, Ec2InstanceTypes, NodePools, Ec2NodeClasses],
+        run: extended_resource_missing,
+    }
+}
+
+const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
+
+async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
+    let claims = cx.nodeclaims().await?;
+    // Without the instance types only what pods requested can be judged; the error stands
+    // (unknown, with the permission to add) when that leaves nothing to judge.
+    let types = cx.instance_types().await;
+    let by_name: BTreeMap<&str, &InstanceType> = match &types {
+        Ok(t) => t.iter().map(|t| (t.instance_type.as_str(), t)).collect(),
+        Err(_) => BTreeMap::new(),
+    };
+    let wanted = |claim: &NodeClaim| -> Vec<(String, bool)> {
+        let mut out: Vec<(String, bool)> = claim
+            .spec
+            .resources
+            .requests
+            .iter()
+            .filter(|(r, q)| is_accelerator(r) && nonzero(q))
+            .map(|(r, _)| (r.clone(), true))
+            .collect();
+        let offered = claim_type(claim)
+            .and_then(|t| by_name.get(t))
+            .map(|it| it.extended_resources())
+            .unwrap_or_default();
+        for (r, _) in offered {
+            if !out.iter().any(|(have, _)| have == r) {
+                out.push((r.to_string(), false));
+            }
+        }
+        out
+    };
+    let settled = settled_claims(cx, &claims, |c| !wanted(c).is_empty()).await?;
+    if let Err(e) = &types
+        && settled.is_empty()
+    {
+        return Err(e.clone());
+    }
+    let mut daemonsets = None;
+    let mut held = HeldNodes::default();
+    for Settled { claim, node } in &settled {
+        let allocatable = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
+        let missing = wanted(claim).into_iter().find(|(r, _)| {
+            allocatable
+                .and_then(|a| a.get(r))
+                .is_none_or(|q| Quantity::parse(&q.0).is_none_or(|q| q == Quantity::ZERO))
+        });
+        let Some((resource, requested)) = missing else {
+            continue;
+        };
+        let all = match &daemonsets {
+            Some(d) => std::sync::Arc::clone(d),
+            None => {
+                let d = cx.daemonsets().await?;
+                daemonsets = Some(std::sync::Arc::clone(&d));
+                d
+            }
+        };
+        let pools = cx.nodepools().await?;
+        let declared = Declared::of(claim, &pools);
+        let Some(mut cause) = judge(cx, node, &resource, &all, claim, &declared).await? else {
+            continue;
+        };
+        if !requested {
+            // Nothing waits for it yet: it breaks when a pod that requests it comes.
+            cause.severity = Severity::Warning;
+            cause.hint = format!(
+                "{} No pod asked for it yet, so Karpenter called the nodes initialized; pods that request it will not fit on them.",
+                cause.hint
+            );
+        }
+        held.add(claim, name_of(node), resource, cause);
+    }
+    Ok(held.findings("resource", |resource, h| {
+        if h.cause.severity == Severity::Error {
+            format!(
+                "{} node(s) were launched for pods that request {resource}, and the nodes do not offer it: {}",
+                h.nodes.len(),
+                h.cause.what
+            )
+        } else {
+            format!(
+                "{} node(s) of types with {resource} do not offer it: {}",
+                h.nodes.len(),
+                h.cause.what
+            )
+        }
+    }))
+}
+
+fn claim_type(claim: &NodeClaim) -> Option<&str> {
+    claim
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(INSTANCE_TYPE))
+        .map(String::as_str)
+}
+
+fn nonzero(q: &serde_json::Value) -> bool {
+    let text = match q {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Quantity::parse(&text).is_some_and(|q| q > Quantity::ZERO)
+}
+
+async fn judge(
+    cx: &CheckCx,
+    node: &Node,
+    resource: &str,
+    daemonsets: &[DaemonSet],
+    claim: &NodeClaim,
+    declared: &Declared,
+) -> Result<Option<NodeCause>, FactError> {
+    let Some(plugin) = device_plugin(resource) else {
+        return Ok(None);
+    };
+    let os = node
+        .status
+        .as_ref()
+        .and_then(|s| s.node_info.as_ref())
+        .map(|i| i.os_image.clone())
+        .unwrap_or_default();
+    let name = name_of(node);
+    let describe = format!("kubectl describe node {name}");
+    if let Some(cause) = image_without_driver(cx, claim, resource).await? {
+        return Ok(Some(cause));
+    }
+    // Bottlerocket's NVIDIA variants register GPUs from the host, with no DaemonSet.
+    if resource == "nvidia.com/gpu" && os.contains("Bottlerocket") {
+        return Ok(Some(NodeCause {
+            what: format!("the node runs {os}, which registers no NVIDIA GPUs"),
+            hint: "on Bottlerocket only the *-nvidia variants carry the driver and register nvidia.com/gpu themselves: select the nvidia variant in the EC2NodeClass (the bottlerocket alias picks it for GPU types; AMIs chosen by id, name or tag do not)".into(),
+            fix: Some(describe),
+            severity: Severity::Error,
+            evidence: vec![("osImage", os)],
+        }));
+    }
+    let plugins = daemonsets_of(&plugin, daemonsets);
+    if plugins.is_empty() {
+        return Ok(Some(NodeCause {
+            what: format!("{} is not installed", plugin.name),
+            hint: format!(
+                "only a device plugin makes {resource} appear in a node's allocatable, and no DaemonSet of {} exists: install it so that it runs on the NodePool's nodes (tolerating its taints)",
+                plugin.name
+            ),
+            fix: Some("kubectl get daemonsets -A".into()),
+            severity: Severity::Error,
+            evidence: Vec::new(),
+        }));
+    }
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    let taints: Vec<Taint> = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default()
+        .into_iter()
+        // The plugin may wait for startup taints to go (their removers are KD6004's); the
+        // kubelet's own taints are tolerated by every DaemonSet.
+        .filter(|t| !t.key.starts_with("node.kubernetes.io/") && !listed(&declared.startup, t))
+        .collect();
+    let mut excluded = None;
+    for ds in &plugins {
+        let id = format!(
+            "{}/{}",
+            ds.metadata.namespace.as_deref().unwrap_or(""),
+            ds.metadata.name.as_deref().unwrap_or("")
+        );
+        let ns = ds.metadata.namespace.as_deref().unwrap_or("");
+        match runs_on(ds, &labels, &taints) {
+            Err(why) => {
+                excluded.get_or_insert((id, why));
+            }
+            Ok(()) => {
+                let pods = cx.node_pods(name).await?;
+                return Ok(Some(match pod_state(ds, &pods) {
+                    PodState::Missing => NodeCause {
+                        what: format!("{} has no pod on the node (DaemonSet {id})", plugin.name),
+                        hint: format!("DaemonSet {id} should run on the node but has not placed a pod there: its events say why"),
+                        fix: Some(format!("kubectl -n {ns} describe daemonset {}", ds.metadata.name.as_deref().unwrap_or(""))),
+                        severity: Severity::Error,
+                        evidence: vec![("daemonSet", id)],
+                    },
+                    PodState::NotReady { pod, reason } => NodeCause {
+                        what: format!(
+                            "{} is not ready on the node ({pod}{})",
+                            plugin.name,
+                            reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+                        ),
+                        hint: format!("{resource} appears once {pod} is ready: its logs say why it is not"),
+                        fix: Some(format!("kubectl -n {ns} logs {}", pod.rsplit('/').next().unwrap_or(&pod))),
+                        severity: Severity::Error,
+                        evidence: vec![("daemonSet", id), ("pod", pod)],
+                    },
+                    PodState::Ready { pod, .. } => NodeCause {
+                        what: format!("{} runs on the node but registers nothing", plugin.name),
+                        hint: format!(
+                            "{pod} is ready and registers no device: the host has no working driver for it. Either the image lacks the driver (the al2023 or bottlerocket alias picks the nvidia or neuron variant for accelerated types; AMIs chosen by id, name or tag are used as they are) or the driver failed to load (the instance's console output shows it: aws ec2 get-console-output){}",
+                            ami_note(claim)
+                        ),
+                        fix: Some(format!("kubectl -n {ns} logs {}", pod.rsplit('/').next().unwrap_or(&pod))),
+                        severity: Severity::Error,
+                        evidence: vec![("daemonSet", id), ("pod", pod), ("osImage", os.clone())],
+                    },
+                }));
+            }
+        }
+    }
+    let Some((id, why)) = excluded else {
+        return Ok(None);
+    };
+    Ok(Some(NodeCause {
+        what: format!("{} is kept off the node: DaemonSet {id} {}", plugin.name, why.describe()),
+        hint: format!(
+            "DaemonSet {id} never places its pod on these nodes, so nothing registers {resource}: add the missing toleration, or make its node selector or affinity match the NodePool's nodes (the NVIDIA chart by default selects only nodes labelled by Node Feature Discovery or nvidia.com/gpu.present=true)"
+        ),
+        fix: Some(format!("kubectl -n {} get daemonset {} -o yaml", id.split('/').next().unwrap_or(""), id.rsplit('/').next().unwrap_or(""))),
+        severity: Severity::Error,
+        evidence: vec![("daemonSet", id)],
+    }))
+}
+
+/// The claim's EC2NodeClass selects images by id, name or tag, none of them built with the
+/// driver for `resource`.
+async fn image_without_driver(
+    cx: &CheckCx,
+    claim: &NodeClaim,
+    resource: &str,
+) -> Result<Option<NodeCause>, FactError> {
+    let Some(class_name) = claim.spec.node_class_ref.as_ref().and_then(|r| r.name.clone()) else {
+        return Ok(None);
+    };
+    let classes = cx.ec2_nodeclasses().await?;
+    let Some(class) = classes.iter().find(|c| c.name() == class_name) else {
+        return Ok(None);
+    };
+    let names: Vec<&str> = class
+        .status
+        .rest
+        .get("amis")
+        .and_then(|a| a.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.get("name").and_then(|n| n.as_str()))
+        .collect();
+    if images_lack_driver(class.spec.get("amiSelectorTerms"), &names, resource) != Some(true) {
+        return Ok(None);
+    }
+    Ok(Some(NodeCause {
+        what: format!("EC2NodeClass {class_name} selects images without the driver"),
+        hint: format!(
+            "EC2NodeClass {class_name} chooses its AMIs by id, name or tag ({}), and Karpenter uses them as they are on accelerated types: no driver, so no device plugin can register {resource}. Select them with an alias (al2023@latest or bottlerocket@latest picks the nvidia or neuron variant for these types), or name the accelerated AMI",
+            names.join(", ")
+        ),
+        fix: Some(format!("kubectl get ec2nodeclass {class_name} -o jsonpath='{{.spec.amiSelectorTerms}}'")),
+        severity: Severity::Error,
+        evidence: vec![("images", names.join(", "))],
+    }))
+}
+
+/// The instance type, to say which images it needs.
+fn ami_note(claim: &NodeClaim) -> String {
+    claim_type(claim)
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default()
+}
