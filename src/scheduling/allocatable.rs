@@ -290,4 +290,49 @@ mod tests {
         unknown.max_enis = None;
         assert!(!allocatable(&unknown, &NodeSettings::default()).contains_key("pods"));
     }
+
+    #[test]
+    fn accelerators_are_advertised_per_manufacturer() {
+        use crate::facts::Accelerators;
+        // g4ad: AMD GPUs are amd.com/gpu, never nvidia.com/gpu (aws/karpenter-provider-aws#7754:
+        // a pod requesting nvidia.com/gpu fits no g4ad type).
+        let mut g4ad = it("g4ad.2xlarge", "x86_64", 8, 32768, 2, 8);
+        g4ad.gpus = 1;
+        g4ad.accelerators = Some(Accelerators {
+            amd_gpus: 1,
+            gpu_entries: 1,
+            ..Accelerators::default()
+        });
+        let c = capacity(&g4ad, &NodeSettings::default());
+        assert_eq!(get(&c, "amd.com/gpu"), "1");
+        assert_eq!(get(&c, "nvidia.com/gpu"), "");
+        // inf2.xlarge: one Neuron device of two cores.
+        let mut inf2 = it("inf2.xlarge", "x86_64", 4, 16384, 4, 15);
+        inf2.accelerators = Some(Accelerators {
+            neuron_devices: 1,
+            neuron_cores: 2,
+            ..Accelerators::default()
+        });
+        let c = capacity(&inf2, &NodeSettings::default());
+        assert_eq!(get(&c, "aws.amazon.com/neuron"), "1");
+        assert_eq!(get(&c, "aws.amazon.com/neuroncore"), "2");
+        assert_eq!(inf2.gpu_count_label(), None);
+        // A bundle recorded before accelerators were kept reads its GPUs as NVIDIA's.
+        let mut old = it("g5.xlarge", "x86_64", 4, 16384, 4, 15);
+        old.gpus = 1;
+        assert_eq!(
+            get(&capacity(&old, &NodeSettings::default()), "nvidia.com/gpu"),
+            "1"
+        );
+        assert_eq!(old.gpu_count_label(), Some(1));
+        // Two kinds of GPU: no instance-gpu-count label.
+        let mut mixed = g4ad.clone();
+        mixed.accelerators = Some(Accelerators {
+            nvidia_gpus: 1,
+            amd_gpus: 1,
+            gpu_entries: 2,
+            ..Accelerators::default()
+        });
+        assert_eq!(mixed.gpu_count_label(), None);
+    }
 }
