@@ -402,6 +402,8 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add({"events":{"kind":"NodeClaim","namespace":None}}, [])
     add("webhookConfigurations", [])
     add("pendingPods", [])
+    add("csiNodes", [])
+    add("volumeAttachments", [])
     add("daemonSets", DAEMONSETS)
     add("ec2InstanceTypes", instance_types())
     add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])

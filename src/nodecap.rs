@@ -124,6 +124,16 @@ pub fn images_lack_driver(
     Some(!lower.iter().any(|n| marks.iter().any(|m| n.contains(m))))
 }
 
+/// The EBS CSI driver's name, as CSINodes and VolumeAttachments carry it.
+pub const EBS_DRIVER: &str = "ebs.csi.aws.com";
+
+/// Whether a VolumeAttachment's error is EC2 refusing an attachment over the instance's limit:
+/// `AttachmentLimitExceeded` as the driver passed it on before v1.45, `Attachment limit
+/// exceeded` as it words it since.
+pub fn attach_limit_error(message: &str) -> bool {
+    message.contains("AttachmentLimitExceeded") || message.contains("Attachment limit exceeded")
+}
+
 /// The extended resources Karpenter waits for when a pod requests them.
 pub fn is_accelerator(resource: &str) -> bool {
     device_plugin(resource).is_some()

@@ -264,3 +264,62 @@ write("neuron-plugin-registers-nothing", bundle(
                fact("daemonSets", DAEMONSETS + [_nc_neuron]),
                fact({"nodePods": {"node": _nc_n}}, [_nc_ds_pod(_nc_neuron, _nc_n, "w2e4r")])]),
     ["KD6003", "KD6005"], roots=["KD6005"])
+
+# ---------------------------------------------------------------------------------------------
+# EBS attachment limits (KD6008). kubernetes-sigs/karpenter#2287: over a hundred StatefulSets
+# with one PVC each created at once; Karpenter counts a new node's EBS limit only once its
+# CSINode exists, so it sends more volumes to one node than the instance can attach, and the
+# driver reports "AttachmentLimitExceeded: You may attach up to 27 devices for this instance
+# type." The NodePool lacks the EBS driver's startup taint.
+def _nc_csinode(name, count):
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0%s" % hashlib.sha256(name.encode()).hexdigest()[:16],
+                                  "allocatable": {"count": count}, "topologyKeys": ["topology.ebs.csi.aws.com/zone"]}]}}
+
+
+def _nc_va(node_name, i, attached=True, error=None):
+    pv = "pvc-%08d-1f2e-4d3c-8b7a-%012d" % (i, i)
+    va = {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+          "metadata": {"name": "csi-%s" % hashlib.sha256((node_name + pv).encode()).hexdigest()},
+          "spec": {"attacher": "ebs.csi.aws.com", "nodeName": node_name, "source": {"persistentVolumeName": pv}},
+          "status": {"attached": attached}}
+    if error:
+        va["status"]["attachError"] = {"message": error, "time": "2026-11-23T09:52:00Z"}
+    return va
+
+
+_nc_n = "ip-10-5-61-200.us-west-2.compute.internal"
+_nc_limit_msg = ("rpc error: code = Internal desc = Could not attach volume \"vol-0a1b2c3d4e5f60789\" to node \"i-0f1e2d3c4b5a69788\": "
+                 "operation error EC2: AttachVolume, https response error StatusCode: 400, RequestID: 5c1a7e0b-9d2f-4b8e-a6c3-1f0e9d8c7b6a, "
+                 "api error AttachmentLimitExceeded: You may attach up to 27 devices for this instance type.")
+_nc_vas = [_nc_va(_nc_n, i) for i in range(25)] + [_nc_va(_nc_n, 25 + i, attached=False, error=_nc_limit_msg) for i in range(2)]
+write("ebs-attach-limit-statefulset-burst", bundle(
+    "Over a hundred single-PVC StatefulSets are created at once (kubernetes-sigs/karpenter#2287). Karpenter counts a new node's EBS attach limit only once its CSINode exists, and the NodePool does not declare the EBS driver's startup taint, so one m5.2xlarge node gets 27 volumes while its CSINode allows 25: two attachments fail with AttachmentLimitExceeded and their pods wait in Init.",
+    overrides=[fact("nodeClaims", [_nc_claim("default-s7t8u", _nc_n, itype="m5.2xlarge")]),
+               fact("csiNodes", [_nc_csinode(_nc_n, 25)]),
+               fact("volumeAttachments", _nc_vas)]),
+    ["KD6008"], exit_code=0, roots=[])
+
+# kubernetes-sigs/karpenter#1748 and #1852: a node at its EBS maximum keeps being given pods with
+# volumes; attachments still in progress are not counted, so three wait on a node whose CSINode
+# count (26) is already used.
+_nc_n = "ip-10-5-62-14.us-west-2.compute.internal"
+write("ebs-attach-limit-node-full", bundle(
+    "A Karpenter node's CSINode allows 26 EBS attachments and 26 are attached; three more VolumeAttachments for it are still not attached (kubernetes-sigs/karpenter#1748, #1852: volumes still attaching are not counted), so their pods wait on a node that has no room left.",
+    overrides=[fact("nodeClaims", [_nc_claim("default-w4x5y", _nc_n, itype="r6i.2xlarge")]),
+               fact("csiNodes", [_nc_csinode(_nc_n, 26)]),
+               fact("volumeAttachments", [_nc_va(_nc_n, i) for i in range(26)] + [_nc_va(_nc_n, 26 + i, attached=False) for i in range(3)])]),
+    ["KD6008"], exit_code=0, roots=[])
+
+# Healthy: the EBS driver's startup taint declared (Karpenter troubleshooting, "Pods using PVCs
+# can hit volume limits"), the node's CSINode allows 25, four volumes attached.
+_nc_n = "ip-10-5-63-8.us-west-2.compute.internal"
+_nc_pool = nodepool()
+_nc_pool["spec"]["template"]["spec"]["startupTaints"] = [_nc_taint("ebs.csi.aws.com/agent-not-ready", "NoExecute")]
+write("healthy-ebs-startup-taint-headroom", bundle(
+    "Healthy: the NodePool declares the EBS CSI driver's startup taint, the node's CSINode allows 25 EBS attachments and four volumes are attached; one more attachment is in progress.",
+    nps=[_nc_pool],
+    overrides=[fact("nodeClaims", [_nc_claim("default-z1a2b", _nc_n, startup=[_nc_taint("ebs.csi.aws.com/agent-not-ready", "NoExecute")])]),
+               fact("csiNodes", [_nc_csinode(_nc_n, 25)]),
+               fact("volumeAttachments", [_nc_va(_nc_n, i) for i in range(4)] + [_nc_va(_nc_n, 4, attached=False)])]),
+    [])

@@ -103,6 +103,7 @@ checks! {
         not_initialized::NODECLAIM_NOT_INITIALIZED,
         startup_taint_stuck::NODE_STARTUP_TAINT_STUCK,
         extended_resource_missing::NODE_EXTENDED_RESOURCE_MISSING,
+        volume_attach_limit::NODE_VOLUME_ATTACH_LIMIT,
     }
     /// KD7xxx: interruption handling: the SQS queue the controller reads, the EventBridge rules
     /// that feed it, and whether it is configured at all.

@@ -99,6 +99,18 @@ impl Facts {
         self.get(FactKey::persistent_volumes()).await
     }
 
+    pub async fn csi_nodes(
+        &self,
+    ) -> Result<Arc<Vec<k8s_openapi::api::storage::v1::CSINode>>, FactError> {
+        self.get(FactKey::csi_nodes()).await
+    }
+
+    pub async fn volume_attachments(
+        &self,
+    ) -> Result<Arc<Vec<k8s_openapi::api::storage::v1::VolumeAttachment>>, FactError> {
+        self.get(FactKey::volume_attachments()).await
+    }
+
     pub async fn storage_classes(&self) -> Result<Arc<Vec<StorageClass>>, FactError> {
         self.get(FactKey::storage_classes()).await
     }

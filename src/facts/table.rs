@@ -210,6 +210,20 @@ facts! {
         shape NamedOrNull;
         display |f| write!(f, "CRD {name}");
 
+    /// CSINodes, cut down to each driver's name, node id and attach limit
+    /// (`allocatable.count`): how many volumes of that driver the node may hold.
+    CsiNodes => fn csi_nodes -> Vec<k8s_openapi::api::storage::v1::CSINode>;
+        ops [kube("list", "storage.k8s.io", "csinodes")];
+        shape Objects;
+        display |f| f.write_str("CSINodes");
+
+    /// VolumeAttachments, cut down to the driver, node and volume, whether attached, and the
+    /// attach error's message.
+    VolumeAttachments => fn volume_attachments -> Vec<k8s_openapi::api::storage::v1::VolumeAttachment>;
+        ops [kube("list", "storage.k8s.io", "volumeattachments")];
+        shape Objects;
+        display |f| f.write_str("VolumeAttachments");
+
     /// `karpenter.sh/v1` NodePools.
     NodePools => fn nodepools -> Vec<NodePool>;
         ops [kube("list", "karpenter.sh", "nodepools")];

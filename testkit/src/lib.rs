@@ -72,6 +72,8 @@ const KINDS: &[(&str, &str)] = &[
     ("Service", "services"),
     ("ServiceAccount", "serviceaccounts"),
     ("StorageClass", "storageclasses"),
+    ("CSINode", "csinodes"),
+    ("VolumeAttachment", "volumeattachments"),
     (
         "ValidatingWebhookConfiguration",
         "validatingwebhookconfigurations",
@@ -132,6 +134,8 @@ impl Cluster {
             ("apps", "deployments"),
             ("apps", "daemonsets"),
             ("storage.k8s.io", "storageclasses"),
+            ("storage.k8s.io", "csinodes"),
+            ("storage.k8s.io", "volumeattachments"),
             ("apiextensions.k8s.io", "customresourcedefinitions"),
             ("events.k8s.io", "events"),
             (
@@ -325,6 +329,8 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "persistentVolumeClaims" => r("", "v1", "persistentvolumeclaims"),
         "persistentVolumes" => r("", "v1", "persistentvolumes"),
         "storageClasses" => r("storage.k8s.io", "v1", "storageclasses"),
+        "csiNodes" => r("storage.k8s.io", "v1", "csinodes"),
+        "volumeAttachments" => r("storage.k8s.io", "v1", "volumeattachments"),
         "serviceAccount" => r("", "v1", "serviceaccounts"),
         "node" | "nodes" => r("", "v1", "nodes"),
         "crd" => r("apiextensions.k8s.io", "v1", "customresourcedefinitions"),

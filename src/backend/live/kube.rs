@@ -171,6 +171,40 @@ pub(super) async fn daemonsets(kube: &Client) -> Result<Stored, FactError> {
     listed.await?.finish()
 }
 
+/// CSINodes, each cut down to its drivers' names, node ids and attach limits.
+pub(super) async fn csi_nodes(kube: &Client) -> Result<Stored, FactError> {
+    let listed = list(kube, &CSINODES, None, None, |n| {
+        let mut out = keep(&n, &["apiVersion", "kind"]);
+        out["metadata"] = keep(&n["metadata"], &["name", "uid"]);
+        let drivers: Vec<Value> = n
+            .pointer("/spec/drivers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|d| keep(d, &["name", "nodeID", "allocatable"]))
+            .collect();
+        out["spec"] = serde_json::json!({ "drivers": drivers });
+        Some(out)
+    });
+    listed.await?.finish()
+}
+
+/// VolumeAttachments, each cut down to its driver, node, volume, state and attach error.
+pub(super) async fn volume_attachments(kube: &Client) -> Result<Stored, FactError> {
+    let listed = list(kube, &VOLUMEATTACHMENTS, None, None, |v| {
+        let mut out = keep(&v, &["apiVersion", "kind"]);
+        out["metadata"] = keep(&v["metadata"], &["name", "uid"]);
+        out["spec"] = keep(&v["spec"], &["attacher", "nodeName", "source"]);
+        let mut status = keep(&v["status"], &["attached"]);
+        if let Some(e) = v.pointer("/status/attachError") {
+            status["attachError"] = keep(e, &["message", "time"]);
+        }
+        out["status"] = status;
+        Some(out)
+    });
+    listed.await?.finish()
+}
+
 /// Every object of a cluster-wide resource.
 pub(super) async fn list_all(kube: &Client, resource: &KubeResource) -> Result<Stored, FactError> {
     list(kube, resource, None, None, Some).await?.finish()
@@ -659,6 +693,9 @@ pub const DAEMONSETS: KubeResource = v1("apps", "DaemonSet", "daemonsets");
 pub const PVCS: KubeResource = core("PersistentVolumeClaim", "persistentvolumeclaims");
 pub const PVS: KubeResource = core("PersistentVolume", "persistentvolumes");
 pub const STORAGECLASSES: KubeResource = v1("storage.k8s.io", "StorageClass", "storageclasses");
+pub const CSINODES: KubeResource = v1("storage.k8s.io", "CSINode", "csinodes");
+pub const VOLUMEATTACHMENTS: KubeResource =
+    v1("storage.k8s.io", "VolumeAttachment", "volumeattachments");
 pub const CRDS: KubeResource = v1(
     "apiextensions.k8s.io",
     "CustomResourceDefinition",

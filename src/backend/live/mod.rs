@@ -336,6 +336,8 @@ impl Live {
             FactKey::PersistentVolumeClaims => kube::list_all(k()?, &kube::PVCS).boxed(),
             FactKey::PersistentVolumes => kube::list_all(k()?, &kube::PVS).boxed(),
             FactKey::StorageClasses => kube::list_all(k()?, &kube::STORAGECLASSES).boxed(),
+            FactKey::CsiNodes => kube::csi_nodes(k()?).boxed(),
+            FactKey::VolumeAttachments => kube::volume_attachments(k()?).boxed(),
             FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name)
                 .map_ok(Stored::Tree)
                 .boxed(),

@@ -35,13 +35,13 @@ const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 
 async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
-    // Without the instance types only what pods requested can be judged; the error stands
-    // (unknown, with the permission to add) when that leaves nothing to judge.
-    let types = cx.instance_types().await;
-    let by_name: BTreeMap<&str, &InstanceType> = match &types {
-        Ok(t) => t.iter().map(|t| (t.instance_type.as_str(), t)).collect(),
-        Err(_) => BTreeMap::new(),
-    };
+    // Without the instance types a node that should have a GPU nobody asked for cannot be
+    // told from one that has none: the check is unknown, with the permission to add.
+    let types = cx.instance_types().await?;
+    let by_name: BTreeMap<&str, &InstanceType> = types
+        .iter()
+        .map(|t| (t.instance_type.as_str(), t))
+        .collect();
     let wanted = |claim: &NodeClaim| -> Vec<(String, bool)> {
         let mut out: Vec<(String, bool)> = claim
             .spec
@@ -63,11 +63,6 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
         out
     };
     let settled = settled_claims(cx, &claims, |c| !wanted(c).is_empty()).await?;
-    if let Err(e) = &types
-        && settled.is_empty()
-    {
-        return Err(e.clone());
-    }
     let mut daemonsets = None;
     let mut held = HeldNodes::default();
     for Settled { claim, node } in &settled {
