@@ -139,16 +139,37 @@ pub fn is_accelerator(resource: &str) -> bool {
     device_plugin(resource).is_some()
 }
 
-/// The DaemonSets that are this component.
+/// Node Feature Discovery's worker, which sets the `feature.node.kubernetes.io/*` labels that
+/// device plugins select nodes by. Known by name only: NFD's topology updater runs the same
+/// image.
+const NFD_WORKER: Component = Component {
+    name: "the Node Feature Discovery worker",
+    names: &["nfd-worker", "node-feature-discovery-worker"],
+    images: &[],
+    window_minutes: 5,
+};
+
+/// The component that sets a node label a DaemonSet selects on, when one is known.
+pub fn labeler(key: &str) -> Option<Component> {
+    key.starts_with("feature.node.kubernetes.io/")
+        .then_some(NFD_WORKER)
+}
+
+/// The DaemonSets that are this component: by name (a Helm release prefixes it:
+/// `nvdp-nvidia-device-plugin`), or by image.
 pub fn daemonsets_of<'d>(c: &Component, all: &'d [DaemonSet]) -> Vec<&'d DaemonSet> {
     all.iter()
         .filter(|ds| {
             let name = ds.metadata.name.as_deref().unwrap_or("");
+            let named = c
+                .names
+                .iter()
+                .any(|n| name == *n || name.strip_suffix(n).is_some_and(|p| p.ends_with('-')));
             let images = spec(ds)
                 .map(|s| s.containers.iter().filter_map(|c| c.image.as_deref()))
                 .into_iter()
                 .flatten();
-            c.names.contains(&name)
+            named
                 || images
                     .into_iter()
                     .any(|i| c.images.iter().any(|p| i.contains(p)))
@@ -165,15 +186,16 @@ fn spec(ds: &DaemonSet) -> Option<&PodSpec> {
 pub enum Excluded {
     /// A `NoSchedule`/`NoExecute` taint of the node its pods do not tolerate.
     Untolerated(String),
-    /// Its node selector or required affinity does not select the node's labels.
-    NotSelected(String),
+    /// Its node selector or required affinity does not select the node's labels: why, and the
+    /// label key of the first requirement that fails.
+    NotSelected { why: String, key: String },
 }
 
 impl Excluded {
     pub fn describe(&self) -> String {
         match self {
             Excluded::Untolerated(t) => format!("does not tolerate the node's {t}"),
-            Excluded::NotSelected(why) => format!("does not select the node: {why}"),
+            Excluded::NotSelected { why, .. } => format!("does not select the node: {why}"),
         }
     }
 }
@@ -207,25 +229,27 @@ pub fn runs_on(
             }
         }
     }
-    Err(Excluded::NotSelected(first.unwrap_or_default()))
+    let (key, why) = first.unwrap_or_default();
+    Err(Excluded::NotSelected { why, key })
 }
 
 /// Whether a node with these labels meets the requirements (a missing label meets only
 /// `NotIn` and `DoesNotExist`).
-fn selects(reqs: &Requirements, labels: &BTreeMap<String, String>) -> Result<(), String> {
+fn selects(reqs: &Requirements, labels: &BTreeMap<String, String>) -> Result<(), (String, String)> {
     for (key, set) in &reqs.0 {
         let ok = match labels.get(key) {
             Some(v) => set.has(v),
             None => set.is_negative(),
         };
         if !ok {
-            return Err(match labels.get(key) {
+            let why = match labels.get(key) {
                 Some(v) => format!("it requires {key} {}, the node has {v}", set.describe()),
                 None => format!(
                     "it requires {key} {}, the node has no such label",
                     set.describe()
                 ),
-            });
+            };
+            return Err((key.clone(), why));
         }
     }
     Ok(())
@@ -357,7 +381,7 @@ mod tests {
         let gpu_taint = [taint("nvidia.com/gpu", "NoSchedule")];
         assert!(matches!(
             runs_on(&plugin, &node, &gpu_taint),
-            Err(Excluded::NotSelected(_))
+            Err(Excluded::NotSelected { .. })
         ));
         let nfd = labels(&[("feature.node.kubernetes.io/pci-10de.present", "true")]);
         assert_eq!(runs_on(&plugin, &nfd, &gpu_taint), Ok(()));

@@ -323,3 +323,35 @@ write("healthy-ebs-startup-taint-headroom", bundle(
                fact("csiNodes", [_nc_csinode(_nc_n, 25)]),
                fact("volumeAttachments", [_nc_va(_nc_n, i) for i in range(4)] + [_nc_va(_nc_n, 4, attached=False)])]),
     [])
+
+# ---------------------------------------------------------------------------------------------
+# NVIDIA/k8s-device-plugin#1934 (chart 0.19.1 with gfd.enabled=true, EKS 1.34): GPU nodes are
+# tainted nvidia.com/gpu=true:NoSchedule; the device plugin tolerates it (operator Exists) but
+# selects nodes by Node Feature Discovery's feature.node.kubernetes.io/pci-10de.present label,
+# and the bundled NFD worker tolerates nvidia.com/gpu only with value "present" (operator Equal).
+# The worker never runs on the node, the label never appears, the plugin stays at desired 0, and
+# nvidia.com/gpu is never registered.
+_nc_n = "ip-10-6-77-31.us-west-2.compute.internal"
+_nc_pool = nodepool("gpu")
+_nc_pool["spec"]["template"]["spec"]["requirements"] = [
+    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]
+_nc_pool["spec"]["template"]["spec"]["taints"] = [_NC_GPU_TAINT]
+_nc_c = _nc_claim("gpu-f3g5h", _nc_n, pool="gpu", itype="g5.xlarge", taints=[_NC_GPU_TAINT],
+                  initialized=("Unknown", "ResourceNotRegistered", "Resource \"nvidia.com/gpu\" was requested but not registered"),
+                  requests={"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1", "pods": "5"},
+                  capacity={"cpu": "4", "memory": "15774Mi", "nvidia.com/gpu": "1", "pods": "58"})
+_nc_nvdp = _nc_ds("nvidia-device-plugin", "kube-system", "nvcr.io/nvidia/k8s-device-plugin:v0.19.1",
+                  [{"key": "CriticalAddonsOnly", "operator": "Exists"}, {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                  affinity=_NC_NVDP_AFFINITY)
+_nc_nfd = _nc_ds("nvidia-device-plugin-node-feature-discovery-worker", "kube-system", "registry.k8s.io/nfd/node-feature-discovery:v0.17.3",
+                 [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}])
+write("gpu-plugin-waits-for-nfd-label", bundle(
+    "GPU nodes tainted nvidia.com/gpu=true:NoSchedule with the NVIDIA device plugin chart 0.19.1 and gfd.enabled=true (NVIDIA/k8s-device-plugin#1934): the plugin tolerates the taint but selects nodes by Node Feature Discovery's feature.node.kubernetes.io/pci-10de.present label, and the bundled NFD worker tolerates nvidia.com/gpu only with value \"present\". The worker never runs on the Karpenter node, the label never appears, the plugin never runs there, and the NodeClaim stays Initialized=Unknown (ResourceNotRegistered).",
+    nps=[nodepool(), _nc_pool],
+    overrides=_bn_gpu_catalog() + [fact("nodeClaims", [_nc_c]),
+                                   fact({"node": {"name": _nc_n}}, _nc_node(_nc_n, pool="gpu", itype="g5.xlarge", taints=[_NC_GPU_TAINT],
+                                                                           allocatable={"cpu": "3920m", "memory": "14981Mi", "pods": "58"})),
+                                   fact("daemonSets", DAEMONSETS + [_nc_nvdp, _nc_nfd])]),
+    ["KD6003", "KD6005"], roots=["KD6005"])

@@ -14,7 +14,7 @@ use crate::checks::common::nodeclaim::{Declared, Settled, name_of, settled_claim
 use crate::facts::InstanceType;
 use crate::model::NodeClaim;
 use crate::nodecap::{
-    PodState, daemonsets_of, device_plugin, images_lack_driver, is_accelerator, listed, pod_state,
+    Component, Excluded, PodState, labeler, daemonsets_of, device_plugin, images_lack_driver, is_accelerator, listed, pod_state,
     runs_on,
 };
 use crate::quantity::Quantity;
@@ -238,6 +238,11 @@ async fn judge(
     let Some((id, why)) = excluded else {
         return Ok(None);
     };
+    if let Excluded::NotSelected { key, .. } = &why
+        && let Some(cause) = labeler_kept_off(&plugin, &id, key, daemonsets, &labels, &taints)
+    {
+        return Ok(Some(cause));
+    }
     Ok(Some(NodeCause {
         what: format!("{} is kept off the node: DaemonSet {id} {}", plugin.name, why.describe()),
         hint: format!(
@@ -292,4 +297,58 @@ fn ami_note(claim: &NodeClaim) -> String {
     claim_type(claim)
         .map(|t| format!(" ({t})"))
         .unwrap_or_default()
+}
+
+/// The plugin selects nodes by a label another DaemonSet sets (Node Feature Discovery's), and
+/// that DaemonSet is missing or kept off the node: the label never comes, so that is the cause
+/// to fix (NVIDIA/k8s-device-plugin#1934: the NFD worker tolerating `nvidia.com/gpu` only with
+/// the value `present`).
+fn labeler_kept_off(
+    plugin: &Component,
+    plugin_id: &str,
+    key: &str,
+    daemonsets: &[DaemonSet],
+    labels: &BTreeMap<String, String>,
+    taints: &[Taint],
+) -> Option<NodeCause> {
+    let labeler = labeler(key)?;
+    let workers = daemonsets_of(&labeler, daemonsets);
+    if workers.is_empty() {
+        return Some(NodeCause {
+            what: format!(
+                "{} selects nodes by {key}, and {} that sets it is not installed",
+                plugin.name, labeler.name
+            ),
+            hint: format!(
+                "DaemonSet {plugin_id} requires the label {key}, which only {} sets: install it, or make the plugin's affinity select the NodePool's nodes another way (e.g. karpenter.k8s.aws/instance-gpu-manufacturer In [nvidia])",
+                labeler.name
+            ),
+            fix: Some("kubectl get daemonsets -A".into()),
+            severity: Severity::Error,
+            evidence: vec![("daemonSet", plugin_id.to_string())],
+        });
+    }
+    let (worker, why) = workers
+        .iter()
+        .find_map(|w| runs_on(w, labels, taints).err().map(|why| (*w, why)))?;
+    let ns = worker.metadata.namespace.as_deref().unwrap_or("");
+    let name = worker.metadata.name.as_deref().unwrap_or("");
+    let wid = format!("{ns}/{name}");
+    Some(NodeCause {
+        what: format!(
+            "{} waits for the label {key}, and {} that sets it is kept off the node: DaemonSet {wid} {}",
+            plugin.name,
+            labeler.name,
+            why.describe()
+        ),
+        hint: format!(
+            "DaemonSet {plugin_id} runs only on nodes labelled {key}, which {} sets, and DaemonSet {wid} never runs on these nodes: give it the toleration it lacks (with the NVIDIA chart, nfd.worker.tolerations; `operator: Exists` matches any value)",
+            labeler.name
+        ),
+        fix: Some(format!(
+            "kubectl -n {ns} get daemonset {name} -o jsonpath='{{.spec.template.spec.tolerations}}'"
+        )),
+        severity: Severity::Error,
+        evidence: vec![("daemonSet", plugin_id.to_string()), ("labeler", wid)],
+    })
 }
