@@ -355,3 +355,23 @@ write("gpu-plugin-waits-for-nfd-label", bundle(
                                                                            allocatable={"cpu": "3920m", "memory": "14981Mi", "pods": "58"})),
                                    fact("daemonSets", DAEMONSETS + [_nc_nvdp, _nc_nfd])]),
     ["KD6003", "KD6005"], roots=["KD6005"])
+
+# ---------------------------------------------------------------------------------------------
+# A general NodePool that allows the g category launches a g5.xlarge for CPU-only pods (spot g5
+# can be the cheapest fit), and the cluster has no device plugin. Karpenter initializes the node
+# (no pod asked for a GPU), but its GPU is unusable: a pod that requests nvidia.com/gpu later
+# will not fit on it. A warning, not an error (docs/node-capacity.md §3, shape H2c).
+_nc_n = "ip-10-7-20-9.us-west-2.compute.internal"
+_nc_pool = nodepool()
+_nc_pool["spec"]["template"]["spec"]["requirements"] = [
+    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r", "g"]}]
+write("gpu-type-for-cpu-pods-no-plugin", bundle(
+    "A general NodePool that allows the g category launched a g5.xlarge for CPU-only pods, and no device plugin is installed: the NodeClaim is initialized (no pod requested a GPU), but the node offers no nvidia.com/gpu, so a pod that asks for one later will not fit on it.",
+    nps=[_nc_pool],
+    overrides=_bn_gpu_catalog() + [
+        fact("nodeClaims", [_nc_claim("default-g9h8j", _nc_n, itype="g5.xlarge", requests={"cpu": "3", "memory": "12Gi", "pods": "7"},
+                                      capacity={"cpu": "4", "memory": "15774Mi", "nvidia.com/gpu": "1", "pods": "58"})]),
+        fact({"node": {"name": _nc_n}}, _nc_node(_nc_n, itype="g5.xlarge", allocatable={"cpu": "3920m", "memory": "14981Mi", "pods": "58"}))]),
+    ["KD6005"], exit_code=0, roots=[])

@@ -92,8 +92,8 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
             // Nothing waits for it yet: it breaks when a pod that requests it comes.
             cause.severity = Severity::Warning;
             cause.hint = format!(
-                "{} No pod asked for it yet, so Karpenter called the nodes initialized; pods that request it will not fit on them.",
-                cause.hint
+                "{}. No pod asked for it yet, so Karpenter called the nodes initialized; pods that request it will not fit on them. If the NodePool is not meant for accelerated work, keep these types out of it (a requirement karpenter.k8s.aws/instance-gpu-count DoesNotExist, or an instance-category without g and p)",
+                cause.hint.trim_end_matches('.')
             );
         }
         held.add(claim, name_of(node), resource, cause);
