@@ -183,13 +183,22 @@ _nc_nvdp = _nc_ds("nvidia-device-plugin", "kube-system", "nvcr.io/nvidia/k8s-dev
 _nc_aln = _nc_node(_nc_al, pool="gpu", itype="g5.xlarge", taints=[_NC_GPU_TAINT], allocatable=_nc_gpu_alloc)
 _nc_aln["metadata"]["labels"]["karpenter.k8s.aws/instance-gpu-manufacturer"] = "nvidia"
 _nc_brn = _nc_node(_nc_bn, pool="gpu-bottlerocket", itype="g5.xlarge", taints=[_NC_GPU_TAINT], allocatable=_nc_gpu_alloc,
-                   os_image="Bottlerocket OS 1.29.0 (aws-k8s-1.31-nvidia)")
+                   os_image="Bottlerocket OS 1.50.0 (aws-k8s-1.33-nvidia)")
+# The Bottlerocket pool uses healthy_shapes.py's EC2NodeClass on alias bottlerocket@latest.
+_nc_br["spec"]["template"]["spec"]["nodeClassRef"]["name"] = "bottlerocket"
+
+
+def _nc_on_bottlerocket(c):
+    c["spec"]["nodeClassRef"]["name"] = "bottlerocket"
+    c["metadata"]["labels"]["karpenter.k8s.aws/ec2nodeclass"] = "bottlerocket"
+    return c
 write("healthy-gpu-device-plugin", bundle(
     "Healthy: a g5 NodePool with the NVIDIA device plugin, its affinity changed to select nodes labelled karpenter.k8s.aws/instance-gpu-manufacturer=nvidia, and a Bottlerocket NVIDIA pool with no device plugin DaemonSet (the variant registers GPUs itself). Both nodes offer nvidia.com/gpu and their NodeClaims are initialized.",
-    nps=[nodepool(), _nc_pool, _nc_br],
+    nps=[nodepool(), _nc_pool, _nc_br], ncs=[nodeclass(), br_nc],
     overrides=_bn_gpu_catalog() + [
         fact("nodeClaims", [_nc_claim("gpu-a8d3k", _nc_al, pool="gpu", itype="g5.xlarge", taints=[_NC_GPU_TAINT], requests=_nc_req),
-                            _nc_claim("gpu-bottlerocket-q2w9e", _nc_bn, pool="gpu-bottlerocket", itype="g5.xlarge", taints=[_NC_GPU_TAINT], requests=_nc_req)]),
+                            _nc_on_bottlerocket(_nc_claim("gpu-bottlerocket-q2w9e", _nc_bn, pool="gpu-bottlerocket", itype="g5.xlarge",
+                                                          taints=[_NC_GPU_TAINT], requests=_nc_req))]),
         fact({"node": {"name": _nc_al}}, _nc_aln), fact({"node": {"name": _nc_bn}}, _nc_brn),
         fact("daemonSets", DAEMONSETS + [_nc_nvdp])]),
     [])
@@ -357,8 +366,10 @@ write("gpu-plugin-waits-for-nfd-label", bundle(
     ["KD6003", "KD6005"], roots=["KD6005"])
 
 # ---------------------------------------------------------------------------------------------
-# A general NodePool that allows the g category launches a g5.xlarge for CPU-only pods (spot g5
-# can be the cheapest fit), and the cluster has no device plugin. Karpenter initializes the node
+# aws/karpenter-provider-aws#2833 ("I was not making use of the GPU resource, just karpenter
+# happened to pick some of these instance types as I had not explicitly excluded them"): a general
+# NodePool that allows the g category launches a g5.xlarge for CPU-only pods, and the cluster has
+# no device plugin. Karpenter initializes the node
 # (no pod asked for a GPU), but its GPU is unusable: a pod that requests nvidia.com/gpu later
 # will not fit on it. A warning, not an error (docs/node-capacity.md §3, shape H2c).
 _nc_n = "ip-10-7-20-9.us-west-2.compute.internal"
@@ -375,3 +386,22 @@ write("gpu-type-for-cpu-pods-no-plugin", bundle(
                                       capacity={"cpu": "4", "memory": "15774Mi", "nvidia.com/gpu": "1", "pods": "58"})]),
         fact({"node": {"name": _nc_n}}, _nc_node(_nc_n, itype="g5.xlarge", allocatable={"cpu": "3920m", "memory": "14981Mi", "pods": "58"}))]),
     ["KD6005"], exit_code=0, roots=[])
+
+# ---------------------------------------------------------------------------------------------
+# bottlerocket-os/bottlerocket#4250 (Karpenter v1, g5, the aws-k8s-*-nvidia variant): after a
+# Bottlerocket update the NVIDIA driver does not start, so the variant's built-in device plugin
+# registers no GPU; there is no device plugin DaemonSet to look at, and the NodeClaim launched
+# for a GPU pod stays Initialized=Unknown (ResourceNotRegistered).
+_nc_n = "ip-10-8-14-52.us-west-2.compute.internal"
+_nc_br = json.loads(json.dumps(_nc_br))
+write("bottlerocket-nvidia-driver-not-loaded", bundle(
+    "A g5 NodePool on Bottlerocket (EC2NodeClass alias bottlerocket@latest, so the aws-k8s-1.33-nvidia variant) where the NVIDIA driver does not start after an update (bottlerocket-os/bottlerocket#4250): the variant registers GPUs itself and no device plugin DaemonSet exists, but nvidia.com/gpu never appears and the NodeClaim launched for a GPU pod stays Initialized=Unknown (ResourceNotRegistered).",
+    nps=[nodepool(), _nc_br], ncs=[nodeclass(), br_nc],
+    overrides=_bn_gpu_catalog() + [
+        fact("nodeClaims", [_nc_on_bottlerocket(_nc_claim("gpu-bottlerocket-k4l6m", _nc_n, pool="gpu-bottlerocket", itype="g5.xlarge", taints=[_NC_GPU_TAINT],
+                                                          initialized=("Unknown", "ResourceNotRegistered", "Resource \"nvidia.com/gpu\" was requested but not registered"),
+                                                          requests=_nc_req, capacity={"cpu": "4", "memory": "15774Mi", "nvidia.com/gpu": "1", "pods": "58"}))]),
+        fact({"node": {"name": _nc_n}}, _nc_node(_nc_n, pool="gpu-bottlerocket", itype="g5.xlarge", taints=[_NC_GPU_TAINT],
+                                                allocatable={"cpu": "3920m", "memory": "14981Mi", "pods": "58"},
+                                                os_image="Bottlerocket OS 1.50.0 (aws-k8s-1.33-nvidia)"))]),
+    ["KD6003", "KD6005"], roots=["KD6005"])

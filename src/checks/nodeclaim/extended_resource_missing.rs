@@ -154,8 +154,11 @@ async fn judge(
     if let Some(cause) = image_without_driver(cx, claim, resource).await? {
         return Ok(Some(cause));
     }
-    // Bottlerocket's NVIDIA variants register GPUs from the host, with no DaemonSet.
-    if resource == "nvidia.com/gpu" && os.contains("Bottlerocket") {
+    // Bottlerocket's NVIDIA variants register GPUs from the host, with no DaemonSet; its
+    // osImage names the variant: `Bottlerocket OS 1.29.0 (aws-k8s-1.31-nvidia)`.
+    let bottlerocket = os.contains("Bottlerocket");
+    let nvidia_variant = bottlerocket && os.contains("nvidia");
+    if resource == "nvidia.com/gpu" && bottlerocket && !nvidia_variant {
         return Ok(Some(NodeCause {
             what: format!("the node runs {os}, which registers no NVIDIA GPUs"),
             hint: "on Bottlerocket only the *-nvidia variants carry the driver and register nvidia.com/gpu themselves: select the nvidia variant in the EC2NodeClass (the bottlerocket alias picks it for GPU types; AMIs chosen by id, name or tag do not)".into(),
@@ -165,6 +168,15 @@ async fn judge(
         }));
     }
     let plugins = daemonsets_of(&plugin, daemonsets);
+    if resource == "nvidia.com/gpu" && nvidia_variant && plugins.is_empty() {
+        return Ok(Some(NodeCause {
+            what: format!("the node runs {os}, whose own device plugin registered nothing"),
+            hint: "Bottlerocket's NVIDIA variants register nvidia.com/gpu from the host, with no DaemonSet; it has not happened, so the driver or the host's device plugin failed: the instance's console output shows it (aws ec2 get-console-output)".into(),
+            fix: Some(describe),
+            severity: Severity::Error,
+            evidence: vec![("osImage", os)],
+        }));
+    }
     if plugins.is_empty() {
         return Ok(Some(NodeCause {
             what: format!("{} is not installed", plugin.name),
