@@ -102,16 +102,10 @@ pub fn device_plugin(resource: &str) -> Option<Component> {
 
 /// Whether an EC2NodeClass picks images that carry no driver for a resource: it selects AMIs
 /// without an alias (an alias resolves the nvidia or neuron variant for accelerated types; ids,
-/// names and tags are used as they are), and none of the images it resolved is named for that
-/// driver. `None` when the class cannot say (no resolved images recorded).
-pub fn images_lack_driver(
-    terms: Option<&serde_json::Value>,
-    image_names: &[&str],
-    resource: &str,
-) -> Option<bool> {
-    let aliased = terms
-        .and_then(|t| t.as_array())
-        .is_some_and(|t| t.iter().any(|term| term.get("alias").is_some()));
+/// names and tags are used as they are: `amifamily` `Variant.Requirements` in
+/// karpenter-provider-aws), and none of the images it resolved is named for that driver.
+/// `None` when the class cannot say (an alias, or no resolved images recorded).
+pub fn images_lack_driver(aliased: bool, image_names: &[&str], resource: &str) -> Option<bool> {
     if aliased || image_names.is_empty() {
         return None;
     }
@@ -175,6 +169,15 @@ pub fn daemonsets_of<'d>(c: &Component, all: &'d [DaemonSet]) -> Vec<&'d DaemonS
                     .any(|i| c.images.iter().any(|p| i.contains(p)))
         })
         .collect()
+}
+
+/// `namespace/name`, as findings name a DaemonSet.
+pub fn ds_id(ds: &DaemonSet) -> String {
+    format!(
+        "{}/{}",
+        ds.metadata.namespace.as_deref().unwrap_or(""),
+        ds.metadata.name.as_deref().unwrap_or("")
+    )
 }
 
 fn spec(ds: &DaemonSet) -> Option<&PodSpec> {
@@ -437,26 +440,18 @@ mod tests {
 
     #[test]
     fn only_images_chosen_without_an_alias_and_named_without_the_driver_lack_it() {
-        let by_id = json!([{"id": "ami-0c4d5e6f7a8b9c0d1"}]);
         let standard = ["amazon-eks-node-al2023-x86_64-standard-1.33-v20261101"];
         let nvidia = ["amazon-eks-node-al2023-x86_64-nvidia-1.31-v20250403"];
         assert_eq!(
-            images_lack_driver(Some(&by_id), &standard, "nvidia.com/gpu"),
+            images_lack_driver(false, &standard, "nvidia.com/gpu"),
             Some(true)
         );
         assert_eq!(
-            images_lack_driver(Some(&by_id), &nvidia, "nvidia.com/gpu"),
+            images_lack_driver(false, &nvidia, "nvidia.com/gpu"),
             Some(false)
         );
-        let alias = json!([{"alias": "al2023@latest"}]);
-        assert_eq!(
-            images_lack_driver(Some(&alias), &standard, "nvidia.com/gpu"),
-            None
-        );
-        assert_eq!(
-            images_lack_driver(Some(&by_id), &[], "nvidia.com/gpu"),
-            None
-        );
+        assert_eq!(images_lack_driver(true, &standard, "nvidia.com/gpu"), None);
+        assert_eq!(images_lack_driver(false, &[], "nvidia.com/gpu"), None);
     }
 
     #[test]

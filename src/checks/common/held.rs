@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use crate::check::prelude::*;
 use crate::checks::common::nodeclaim::{object, pool_of};
 use crate::model::NodeClaim;
+use crate::nodecap::{PodState, ds_id};
 
 /// Why nodes are held, with what to do about it.
 pub struct NodeCause {
@@ -73,5 +74,49 @@ impl HeldNodes {
                 )
             })
             .collect()
+    }
+}
+
+/// The component's DaemonSet should run on the node but its pod is missing or not ready:
+/// `who` is the component, `then` what follows once its pod is ready. `None` for a ready pod,
+/// which each check judges itself.
+pub fn pod_not_ready(
+    who: &str,
+    ds: &k8s_openapi::api::apps::v1::DaemonSet,
+    state: &PodState,
+    then: &str,
+) -> Option<NodeCause> {
+    let id = ds_id(ds);
+    let ns = ds.metadata.namespace.as_deref().unwrap_or("");
+    match state {
+        PodState::Missing => Some(NodeCause {
+            what: format!("{who} has no pod on the node (DaemonSet {id})"),
+            hint: format!(
+                "DaemonSet {id} should run on the node but has not placed a pod there: its events say why (a rollout in progress, a pod that does not fit)"
+            ),
+            fix: Some(format!(
+                "kubectl -n {ns} describe daemonset {}",
+                ds.metadata.name.as_deref().unwrap_or("")
+            )),
+            severity: Severity::Error,
+            evidence: vec![("daemonSet", id)],
+        }),
+        PodState::NotReady { pod, reason } => Some(NodeCause {
+            what: format!(
+                "{who} is not ready on the node ({pod}{})",
+                reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            ),
+            hint: format!("{then} once {pod} is ready: its logs say why it is not"),
+            fix: Some(format!(
+                "kubectl -n {ns} logs {}",
+                pod.rsplit('/').next().unwrap_or(pod)
+            )),
+            severity: Severity::Error,
+            evidence: vec![("daemonSet", id), ("pod", pod.clone())],
+        }),
+        PodState::Ready { .. } => None,
     }
 }

@@ -9,12 +9,14 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Taint};
 
 use crate::check::prelude::*;
-use crate::checks::common::held::{HeldNodes, NodeCause};
+use crate::checks::common::held::{HeldNodes, NodeCause, pod_not_ready};
 use crate::checks::common::nodeclaim::{Declared, Settled, name_of, settled_claims};
+use crate::checks::common::nodeclass::resolved_amis;
+use crate::ec2::{AmiTerm, ami_terms};
 use crate::facts::InstanceType;
 use crate::model::NodeClaim;
 use crate::nodecap::{
-    Component, Excluded, PodState, labeler, daemonsets_of, device_plugin, images_lack_driver, is_accelerator, listed, pod_state,
+    Component, Excluded, PodState, ds_id, labeler, daemonsets_of, device_plugin, images_lack_driver, is_accelerator, listed, pod_state,
     runs_on,
 };
 use crate::quantity::Quantity;
@@ -92,7 +94,7 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
             // Nothing waits for it yet: it breaks when a pod that requests it comes.
             cause.severity = Severity::Warning;
             cause.hint = format!(
-                "{}. No pod asked for it yet, so Karpenter called the nodes initialized; pods that request it will not fit on them. If the NodePool is not meant for accelerated work, keep these types out of it (a requirement karpenter.k8s.aws/instance-gpu-count DoesNotExist, or an instance-category without g and p)",
+                "{}. No pod asked for it yet, so Karpenter does not wait for it; pods that request it will not fit on these nodes. If the NodePool is not meant for accelerated work, keep these types out of it (a requirement karpenter.k8s.aws/instance-gpu-count DoesNotExist, or an instance-category without g and p)",
                 cause.hint.trim_end_matches('.')
             );
         }
@@ -125,11 +127,7 @@ fn claim_type(claim: &NodeClaim) -> Option<&str> {
 }
 
 fn nonzero(q: &serde_json::Value) -> bool {
-    let text = match q {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    Quantity::parse(&text).is_some_and(|q| q > Quantity::ZERO)
+    Quantity::from_json(q).is_some_and(|q| q > Quantity::ZERO)
 }
 
 async fn judge(
@@ -202,11 +200,7 @@ async fn judge(
         .collect();
     let mut excluded = None;
     for ds in &plugins {
-        let id = format!(
-            "{}/{}",
-            ds.metadata.namespace.as_deref().unwrap_or(""),
-            ds.metadata.name.as_deref().unwrap_or("")
-        );
+        let id = ds_id(ds);
         let ns = ds.metadata.namespace.as_deref().unwrap_or("");
         match runs_on(ds, &labels, &taints) {
             Err(why) => {
@@ -214,25 +208,12 @@ async fn judge(
             }
             Ok(()) => {
                 let pods = cx.node_pods(name).await?;
-                return Ok(Some(match pod_state(ds, &pods) {
-                    PodState::Missing => NodeCause {
-                        what: format!("{} has no pod on the node (DaemonSet {id})", plugin.name),
-                        hint: format!("DaemonSet {id} should run on the node but has not placed a pod there: its events say why"),
-                        fix: Some(format!("kubectl -n {ns} describe daemonset {}", ds.metadata.name.as_deref().unwrap_or(""))),
-                        severity: Severity::Error,
-                        evidence: vec![("daemonSet", id)],
-                    },
-                    PodState::NotReady { pod, reason } => NodeCause {
-                        what: format!(
-                            "{} is not ready on the node ({pod}{})",
-                            plugin.name,
-                            reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
-                        ),
-                        hint: format!("{resource} appears once {pod} is ready: its logs say why it is not"),
-                        fix: Some(format!("kubectl -n {ns} logs {}", pod.rsplit('/').next().unwrap_or(&pod))),
-                        severity: Severity::Error,
-                        evidence: vec![("daemonSet", id), ("pod", pod)],
-                    },
+                let state = pod_state(ds, &pods);
+                let then = format!("{resource} appears");
+                if let Some(cause) = pod_not_ready(plugin.name, ds, &state, &then) {
+                    return Ok(Some(cause));
+                }
+                return Ok(Some(match state {
                     PodState::Ready { pod, .. } => NodeCause {
                         what: format!("{} runs on the node but registers nothing", plugin.name),
                         hint: format!(
@@ -243,6 +224,7 @@ async fn judge(
                         severity: Severity::Error,
                         evidence: vec![("daemonSet", id), ("pod", pod), ("osImage", os.clone())],
                     },
+                    PodState::Missing | PodState::NotReady { .. } => return Ok(None),
                 }));
             }
         }
@@ -280,16 +262,14 @@ async fn image_without_driver(
     let Some(class) = classes.iter().find(|c| c.name() == class_name) else {
         return Ok(None);
     };
-    let names: Vec<&str> = class
-        .status
-        .rest
-        .get("amis")
-        .and_then(|a| a.as_array())
-        .into_iter()
-        .flatten()
+    let names: Vec<&str> = resolved_amis(class)
         .filter_map(|a| a.get("name").and_then(|n| n.as_str()))
         .collect();
-    if images_lack_driver(class.spec.get("amiSelectorTerms"), &names, resource) != Some(true) {
+    // A v1beta1 class without terms uses its family's alias, as `ami_terms` says.
+    let aliased = ami_terms(class)
+        .iter()
+        .any(|t| matches!(t, AmiTerm::Alias(_)));
+    if images_lack_driver(aliased, &names, resource) != Some(true) {
         return Ok(None);
     }
     Ok(Some(NodeCause {
@@ -345,7 +325,7 @@ fn labeler_kept_off(
         .find_map(|w| runs_on(w, labels, taints).err().map(|why| (*w, why)))?;
     let ns = worker.metadata.namespace.as_deref().unwrap_or("");
     let name = worker.metadata.name.as_deref().unwrap_or("");
-    let wid = format!("{ns}/{name}");
+    let wid = ds_id(worker);
     Some(NodeCause {
         what: format!(
             "{} waits for the label {key}, and {} that sets it is kept off the node: DaemonSet {wid} {}",

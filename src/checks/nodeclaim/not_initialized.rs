@@ -8,6 +8,7 @@ use crate::checks::common::codes::{
     VPC_CNI_NOT_READY,
 };
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
+use crate::nodecap::UNINITIALIZED;
 
 declare_check! {
     pub static NODECLAIM_NOT_INITIALIZED = {
@@ -62,11 +63,18 @@ async fn not_initialized(cx: &CheckCx) -> CheckResult {
             f = f.owned_by([VPC_CNI_NOT_READY, NODECLASS_NODE_ROLE_INVALID]);
         }
         match c.reason.as_str() {
-            // A taint whose remover is missing, kept off or stuck (KD6004 names which), or
-            // a device plugin that never registers the resource (KD6005).
-            "StartupTaintsExist" | "KnownEphemeralTaintsExist" => {
+            // A startup taint whose remover is missing, kept off or stuck (KD6004 names which).
+            "StartupTaintsExist" => f = f.owned_by([NODE_STARTUP_TAINT_STUCK]),
+            // Karpenter's message names the taint: the cloud provider's is KD6004's; the
+            // kubelet's not-ready and unreachable taints mean the node is not ready, whose
+            // owners are NodeNotReady's.
+            "KnownEphemeralTaintsExist" if c.message.contains(UNINITIALIZED) => {
                 f = f.owned_by([NODE_STARTUP_TAINT_STUCK]);
             }
+            "KnownEphemeralTaintsExist" => {
+                f = f.owned_by([VPC_CNI_NOT_READY, NODECLASS_NODE_ROLE_INVALID]);
+            }
+            // A device plugin that never registers the resource (KD6005).
             "ResourceNotRegistered" => f = f.owned_by([NODE_EXTENDED_RESOURCE_MISSING]),
             _ => {}
         }

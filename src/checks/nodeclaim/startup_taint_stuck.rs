@@ -5,11 +5,11 @@
 use k8s_openapi::api::core::v1::{Node, Taint};
 
 use crate::check::prelude::*;
-use crate::checks::common::held::{HeldNodes, NodeCause};
+use crate::checks::common::held::{HeldNodes, NodeCause, pod_not_ready};
 use crate::checks::common::nodeclaim::{Declared, Settled, name_of, pool_of, settled_claims};
 use crate::model::NodeClaim;
 use crate::nodecap::{
-    Component, PodState, UNINITIALIZED, daemonsets_of, listed, names_taint, owned_elsewhere,
+    Component, PodState, UNINITIALIZED, daemonsets_of, ds_id, listed, names_taint, owned_elsewhere,
     pod_state, remover, runs_on,
 };
 use crate::scheduling::show_taint;
@@ -172,14 +172,6 @@ async fn judge(
     }))
 }
 
-fn ds_id(ds: &k8s_openapi::api::apps::v1::DaemonSet) -> String {
-    format!(
-        "{}/{}",
-        ds.metadata.namespace.as_deref().unwrap_or(""),
-        ds.metadata.name.as_deref().unwrap_or("")
-    )
-}
-
 /// The remover's DaemonSet places a pod on the node: judge that pod.
 fn on_node(
     component: Option<Component>,
@@ -190,32 +182,10 @@ fn on_node(
     let id = ds_id(ds);
     let who = component.map(|c| c.name).unwrap_or("its remover");
     let ns = ds.metadata.namespace.as_deref().unwrap_or("");
+    if let Some(cause) = pod_not_ready(who, ds, &state, "the taint goes") {
+        return Some(cause);
+    }
     match state {
-        PodState::Missing => Some(NodeCause {
-            what: format!("{who} has no pod on the node (DaemonSet {id})"),
-            hint: format!(
-                "DaemonSet {id} should run on the node but has not placed a pod there: its events say why (a rollout in progress, a pod that does not fit)"
-            ),
-            fix: Some(format!(
-                "kubectl -n {ns} describe daemonset {}",
-                ds.metadata.name.as_deref().unwrap_or("")
-            )),
-            severity: Severity::Error,
-            evidence: vec![("daemonSet", id)],
-        }),
-        PodState::NotReady { pod, reason } => Some(NodeCause {
-            what: format!(
-                "{who} is not ready on the node ({pod}{})",
-                reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
-            ),
-            hint: format!("the taint goes once {pod} is ready: its logs say why it is not"),
-            fix: Some(format!(
-                "kubectl -n {ns} logs {}",
-                pod.rsplit('/').next().unwrap_or(&pod)
-            )),
-            severity: Severity::Error,
-            evidence: vec![("daemonSet", id), ("pod", pod)],
-        }),
         PodState::Ready { pod, since } => {
             let window = component.map(|c| c.window_minutes).unwrap_or(5);
             let gave_up = since
@@ -239,6 +209,7 @@ fn on_node(
                 ],
             })
         }
+        PodState::Missing | PodState::NotReady { .. } => None,
     }
 }
 
