@@ -404,6 +404,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("pendingPods", [])
     add("csiNodes", [])
     add("volumeAttachments", [])
+    add({"nodes":{"labelSelector":"topology.kubernetes.io/zone"}}, [])
     add("daemonSets", DAEMONSETS)
     add("ec2InstanceTypes", instance_types())
     add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])
@@ -478,6 +479,8 @@ def slim_node(n):
     out={"apiVersion":"v1","kind":"Node","metadata":{k:v for k,v in n["metadata"].items() if k in ("name","uid","labels","creationTimestamp")}}
     spec={k:v for k,v in n.get("spec",{}).items() if k in ("taints","unschedulable")}
     out["spec"]=spec
+    status={k:v for k,v in n.get("status",{}).items() if k in ("capacity","allocatable")}
+    if status: out["status"]=status
     return out
 def derive_nodes(b):
     """The nodes a live run lists for a topology spread: every Node the bundle holds that has

@@ -33,6 +33,9 @@ pub struct Event {
     pub last_seen: Option<jiff::Timestamp>,
     /// The component that reported it (`karpenter`, `default-scheduler`, …).
     pub reporter: String,
+    /// The host of the reporter: for the kubelet, the node the pod is on (`source.host`;
+    /// client-go also writes it as `reportingInstance`). Empty when not said.
+    pub host: String,
 }
 
 impl Event {
@@ -232,6 +235,7 @@ const READ: &[&str] = &[
     "message",
     "reportingController",
     "reportingComponent",
+    "reportingInstance",
     "deprecatedSource",
     "source",
     "reason",
@@ -327,6 +331,12 @@ pub fn normalise(v: &Value) -> Option<Event> {
         count,
         last_seen,
         reporter: reporter.to_string(),
+        host: first_non_empty(&[
+            s("/source/host"),
+            s("/deprecatedSource/host"),
+            s("/reportingInstance"),
+        ])
+        .to_string(),
     })
 }
 
@@ -383,6 +393,19 @@ mod tests {
         );
         assert_eq!(e.reporter, "karpenter");
         assert!(e.is_warning());
+    }
+
+    #[test]
+    fn the_kubelet_names_its_node_in_either_api() {
+        let node = "ip-10-0-1-2.us-west-2.compute.internal";
+        let core = json!({"apiVersion":"v1","kind":"Event","metadata":{"uid":"k1","namespace":"shop"},
+            "involvedObject":{"kind":"Pod","name":"web-1"},"reason":"FailedCreatePodSandBox","message":"m","type":"Warning",
+            "source":{"component":"kubelet","host":node}});
+        let newer = json!({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"uid":"k2","namespace":"shop"},
+            "regarding":{"kind":"Pod","name":"web-2"},"reason":"FailedCreatePodSandBox","note":"m","type":"Warning",
+            "reportingController":"kubelet","reportingInstance":node});
+        let events = Events::from(vec![core, newer]);
+        assert!(events.0.iter().all(|e| e.host == node), "{events:?}");
     }
 
     #[test]

@@ -462,6 +462,10 @@ pub struct NodeClaimStatus {
     /// What the launched instance offers, as quantities by resource name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub capacity: BTreeMap<String, Value>,
+    /// Karpenter's estimate of what pods may request, set once at launch and never updated
+    /// from the Node (kubernetes-sigs/karpenter `nodeclaim/lifecycle/launch.go`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub allocatable: BTreeMap<String, Value>,
 }
 
 impl NodeClaimStatus {

@@ -103,6 +103,8 @@ checks! {
         not_initialized::NODECLAIM_NOT_INITIALIZED,
         startup_taint_stuck::NODE_STARTUP_TAINT_STUCK,
         extended_resource_missing::NODE_EXTENDED_RESOURCE_MISSING,
+        allocatable_below_estimate::NODE_ALLOCATABLE_BELOW_ESTIMATE,
+        pod_ips_exhausted::NODE_POD_IPS_EXHAUSTED,
         volume_attach_limit::NODE_VOLUME_ATTACH_LIMIT,
     }
     /// KD7xxx: interruption handling: the SQS queue the controller reads, the EventBridge rules

@@ -127,7 +127,8 @@ pub(super) async fn node_pods(kube: &Client, node: &str) -> Result<Stored, FactE
     listed.await?.finish()
 }
 
-/// Nodes matching a label selector, each cut down to its name, labels and taints.
+/// Nodes matching a label selector, each cut down to its name, labels, taints, capacity and
+/// allocatable.
 pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored, FactError> {
     let labels = Some(label_selector).filter(|s| !s.is_empty());
     let listed = list(kube, &NODES, None, labels, |n| {
@@ -137,6 +138,11 @@ pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored,
             &["name", "uid", "labels", "creationTimestamp"],
         );
         out["spec"] = keep(&n["spec"], &["taints", "unschedulable"]);
+        // What the node offers, against Karpenter's estimate (KD6006).
+        let status = keep(&n["status"], &["capacity", "allocatable"]);
+        if status.as_object().is_some_and(|o| !o.is_empty()) {
+            out["status"] = status;
+        }
         Some(out)
     });
     listed.await?.finish()
@@ -158,6 +164,24 @@ pub(super) async fn daemonsets(kube: &Client) -> Result<Stored, FactError> {
             for (c, full) in kept.iter_mut().zip(full) {
                 if let Some(image) = full.get("image") {
                     c["image"] = image.clone();
+                }
+                // The VPC CNI's settings (docs/node-capacity.md §5); only literal values of
+                // those names, never a secret reference or any other variable.
+                let env: Vec<Value> = full
+                    .get("env")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| {
+                        e.get("name")
+                            .and_then(Value::as_str)
+                            .is_some_and(|n| crate::nodecap::podips::CNI_ENV.contains(&n))
+                            && e.get("value").is_some_and(Value::is_string)
+                    })
+                    .map(|e| keep(e, &["name", "value"]))
+                    .collect();
+                if !env.is_empty() {
+                    c["env"] = Value::Array(env);
                 }
             }
         }

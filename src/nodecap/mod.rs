@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
 
+pub mod estimate;
+pub mod podips;
+
 use crate::scheduling::pods::alternatives;
 use crate::scheduling::sets::Requirements;
 use crate::scheduling::{show_taint, tolerates, untolerated};
