@@ -405,6 +405,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("csiNodes", [])
     add("volumeAttachments", [])
     add({"nodes":{"labelSelector":"topology.kubernetes.io/zone"}}, [])
+    add({"eventsByReason":{"kind":"Pod","reason":"FailedCreatePodSandBox"}}, [])
     add("daemonSets", DAEMONSETS)
     add("ec2InstanceTypes", instance_types())
     add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])
@@ -496,7 +497,7 @@ def derive_nominations(b):
     """Karpenter's Nominated events as a live run lists them on their own (core API, selected by
     kind and reason), from the Pod events the bundle holds, for bundles with pending pods."""
     if not any(e["fact"]=="pendingPods" and e.get("value") for e in b["facts"]): return
-    if any(isinstance(e["fact"],dict) and "eventsByReason" in e["fact"] for e in b["facts"]): return
+    if any(isinstance(e["fact"],dict) and e["fact"].get("eventsByReason",{}).get("reason")=="Nominated" for e in b["facts"]): return
     pod_events=[ev for e in b["facts"] if e["fact"]=={"events":{"kind":"Pod","namespace":None}} for ev in (e.get("value") or [])]
     b["facts"].append({"fact":{"eventsByReason":{"kind":"Pod","reason":"Nominated"}},
                        "value":[ev for ev in pod_events if ev.get("reason")=="Nominated" and ev.get("involvedObject",{}).get("kind")=="Pod"]})

@@ -24,6 +24,8 @@ pub struct Held {
     pub cause: NodeCause,
     pub nodes: Vec<String>,
     pub claims: Vec<String>,
+    /// Checks whose failure explains the cause (linked as `causedBy` when they fail).
+    pub owners: Vec<&'static str>,
 }
 
 #[derive(Default)]
@@ -33,6 +35,18 @@ pub struct HeldNodes {
 
 impl HeldNodes {
     pub fn add(&mut self, claim: &NodeClaim, node: &str, subject: String, cause: NodeCause) {
+        self.add_owned(claim, node, subject, cause, &[]);
+    }
+
+    /// As [`add`](Self::add), for a cause another check owns when it fails too.
+    pub fn add_owned(
+        &mut self,
+        claim: &NodeClaim,
+        node: &str,
+        subject: String,
+        cause: NodeCause,
+        owners: &[&'static str],
+    ) {
         let key = (
             pool_of(claim).to_string(),
             subject,
@@ -43,7 +57,13 @@ impl HeldNodes {
             cause,
             nodes: Vec::new(),
             claims: Vec::new(),
+            owners: Vec::new(),
         });
+        for o in owners {
+            if !held.owners.contains(o) {
+                held.owners.push(o);
+            }
+        }
         held.nodes.push(node.to_string());
         held.claims.push(object(claim));
     }
@@ -63,7 +83,8 @@ impl HeldNodes {
                     .evidence(subject_name, subject)
                     .evidence("nodes", held.nodes)
                     .evidence("nodeClaims", held.claims)
-                    .hint(held.cause.hint);
+                    .hint(held.cause.hint)
+                    .owned_by(held.owners);
                 for (name, value) in held.cause.evidence {
                     f = f.evidence(name, value);
                 }

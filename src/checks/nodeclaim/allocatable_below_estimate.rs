@@ -97,7 +97,12 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
             .and_then(|l| l.get(INSTANCE_TYPE))
             .cloned()
             .unwrap_or_else(|| "an unknown type".to_string());
-        held.add(claim, node_name, itype, cause(&found, class));
+        let mut cause = cause(&found, class);
+        cause.fix = Some(format!(
+            "kubectl get nodeclaim {} -o jsonpath='{{.status.allocatable}}' && echo && kubectl get node {node_name} -o jsonpath='{{.status.allocatable}}'",
+            claim.metadata.name.as_deref().unwrap_or("")
+        ));
+        held.add(claim, node_name, itype, cause);
     }
     Ok(held.findings("instanceType", |itype, h| {
         format!(

@@ -108,7 +108,7 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
             .and_then(|c| c.spec.get("kubelet"))
             .and_then(|k| k.get("maxPods"))
             .and_then(serde_json::Value::as_i64);
-        let cause = match failures.get(name) {
+        let (cause, owners) = match failures.get(name) {
             Some(failed) => {
                 if !lasting(cx, name, failed).await? {
                     continue;
@@ -117,23 +117,25 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
                     .iter()
                     .map(|e| format!("{}/{} (x{})", e.namespace, e.name, e.count))
                     .collect();
-                let mut cause = if pods - 2 > ips.ips {
-                    over_capacity(it, &cni, &ips, pods, max_pods, class)
+                let (mut cause, owners): (NodeCause, &[&str]) = if pods - 2 > ips.ips {
+                    (over_capacity(it, &cni, &ips, pods, max_pods, class), &[])
                 } else {
-                    subnet_short(cx, node, class, &cni).await?
+                    // A subnet low on addresses is KD3009's: when it fails too, this finding
+                    // is its consequence.
+                    (subnet_short(cx, node, class, &cni).await?, &["KD3009"])
                 };
                 cause.evidence.push(("pods", failed_pods.join(", ")));
                 cause
                     .evidence
                     .push(("event", failed.first().map(|e| e.message.clone()).unwrap_or_default()));
-                cause
+                (cause, owners)
             }
             None => match unused_prefixes(it, &ips, pods, max_pods, class) {
-                Some(cause) => cause,
+                Some(cause) => (cause, &[] as &[&str]),
                 None => continue,
             },
         };
-        held.add(claim, name, itype.to_string(), cause);
+        held.add_owned(claim, name, itype.to_string(), cause, owners);
     }
     Ok(held.findings("instanceType", |itype, h| {
         format!("{} node(s) of {itype}: {}", h.nodes.len(), h.cause.what)
@@ -214,7 +216,9 @@ fn over_capacity(
     NodeCause {
         what,
         hint,
-        fix: None,
+        fix: Some(
+            "kubectl get events -A --field-selector reason=FailedCreatePodSandBox".to_string(),
+        ),
         severity: Severity::Error,
         evidence: vec![("addresses", figures)],
     }
@@ -313,7 +317,9 @@ fn unused_prefixes(
             "Karpenter does not model prefix delegation: without spec.kubelet.maxPods it passes the kubelet the single-address count ({pods} on {}), so the prefixes go unused and Karpenter launches more nodes than needed. Set EC2NodeClass {class_name}'s spec.kubelet.maxPods (EKS's max-pods calculator gives {recommended} for {}; 110 below 30 vCPUs, 250 above); nodes take it when they are replaced",
             it.instance_type, it.instance_type
         ),
-        fix: None,
+        fix: Some(
+            "kubectl get nodes -l karpenter.sh/nodepool -o custom-columns=NAME:.metadata.name,TYPE:.metadata.labels.node\\.kubernetes\\.io/instance-type,PODS:.status.capacity.pods".to_string(),
+        ),
         severity: Severity::Warning,
         evidence: vec![(
             "pods",
