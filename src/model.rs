@@ -53,7 +53,8 @@ pub fn image_version(image: &str) -> Option<String> {
 }
 
 /// Environment variables whose values karpdoctor keeps: Karpenter's documented settings and
-/// the credential wiring the identity checks read (paths and role ARNs, never secrets).
+/// the credential wiring the identity checks read (paths and role ARNs, never secrets), and the
+/// VPC CNI's address settings (`nodecap::podips::CNI_ENV`).
 /// Keep sorted.
 pub const KEPT_ENV: &[&str] = &[
     "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
@@ -62,6 +63,7 @@ pub const KEPT_ENV: &[&str] = &[
     "AWS_REGION",
     "AWS_ROLE_ARN",
     "AWS_STS_REGIONAL_ENDPOINTS",
+    "AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG",
     "AWS_WEB_IDENTITY_TOKEN_FILE",
     "BATCH_IDLE_DURATION",
     "BATCH_MAX_DURATION",
@@ -71,6 +73,9 @@ pub const KEPT_ENV: &[&str] = &[
     "DISABLE_DRY_RUN",
     "DISABLE_WEBHOOK",
     "EKS_CONTROL_PLANE",
+    "ENABLE_IPv6",
+    "ENABLE_POD_ENI",
+    "ENABLE_PREFIX_DELEGATION",
     "ENABLE_ZONAL_SHIFT",
     "FEATURE_GATES",
     "HEALTH_PROBE_PORT",
@@ -79,10 +84,15 @@ pub const KEPT_ENV: &[&str] = &[
     "KARPENTER_SERVICE",
     "KUBERNETES_MIN_VERSION",
     "LOG_LEVEL",
+    "MAX_ENI",
     "MEMORY_LIMIT",
     "METRICS_PORT",
+    "MINIMUM_IP_TARGET",
     "RESERVED_ENIS",
     "VM_MEMORY_OVERHEAD_PERCENT",
+    "WARM_ENI_TARGET",
+    "WARM_IP_TARGET",
+    "WARM_PREFIX_TARGET",
     "WEBHOOK_PORT",
 ];
 

@@ -32,9 +32,9 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
     // An initialized claim has a Node whose figures the kubelet has posted; claims recorded
     // without an estimate (older bundles) cannot be judged.
-    let judged: Vec<(&NodeClaim, &str)> = claims
+    let initialized: Vec<(&NodeClaim, &str)> = claims
         .iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_none() && !c.status.allocatable.is_empty())
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
         .filter(|c| {
             c.status
                 .condition("Initialized")
@@ -42,6 +42,17 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
         })
         .filter_map(|c| Some((c, c.status.node_name.as_deref().filter(|n| !n.is_empty())?)))
         .collect();
+    let (judged, unrecorded): (Vec<_>, Vec<_>) = initialized
+        .into_iter()
+        .partition(|(c, _)| !c.status.allocatable.is_empty());
+    // Karpenter writes the estimate at every launch, so only a bundle recorded before
+    // karpdoctor kept it lacks one: say what was not judged rather than pass it silently.
+    if !unrecorded.is_empty() {
+        cx.note(format!(
+            "{} initialized NodeClaim(s) carry no status.allocatable (recorded before karpdoctor kept it); their estimate is not judged",
+            unrecorded.len()
+        ));
+    }
     if judged.is_empty() {
         return Ok(Vec::new());
     }
