@@ -404,6 +404,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("pendingPods", [])
     add("csiNodes", [])
     add("volumeAttachments", [])
+    add("podDisruptionBudgets", [])
     add({"nodes":{"labelSelector":"topology.kubernetes.io/zone"}}, [])
     add({"eventsByReason":{"kind":"Pod","reason":"FailedCreatePodSandBox"}}, [])
     add("daemonSets", DAEMONSETS)

@@ -47,6 +47,8 @@ pub enum Category {
     Nodeclass,
     /// KD4xxx
     Nodepool,
+    /// KD41xx: why nodes are not replaced, or are replaced too often.
+    Disruption,
     /// KD5xxx
     NodeJoin,
     /// KD6xxx
@@ -66,6 +68,7 @@ impl Category {
         Category::PreInstall,
         Category::Nodeclass,
         Category::Nodepool,
+        Category::Disruption,
         Category::NodeJoin,
         Category::Nodeclaim,
         Category::Interruption,
@@ -81,6 +84,7 @@ impl Category {
             Category::PreInstall => "pre-install",
             Category::Nodeclass => "nodeclass",
             Category::Nodepool => "nodepool",
+            Category::Disruption => "disruption",
             Category::NodeJoin => "node-join",
             Category::Nodeclaim => "nodeclaim",
             Category::Interruption => "interruption",
@@ -97,6 +101,7 @@ impl Category {
             Category::PreInstall => "Before installing: the installer's permissions",
             Category::Nodeclass => "EC2NodeClass",
             Category::Nodepool => "NodePool and capacity",
+            Category::Disruption => "Disruption",
             Category::NodeJoin => "Node join",
             Category::Nodeclaim => "NodeClaim lifecycle",
             Category::Interruption => "Interruption handling",
@@ -111,7 +116,7 @@ impl Category {
             Category::Install => '1',
             Category::Identity | Category::PreInstall => '2',
             Category::Nodeclass => '3',
-            Category::Nodepool => '4',
+            Category::Nodepool | Category::Disruption => '4',
             Category::NodeJoin => '5',
             Category::Nodeclaim => '6',
             Category::Interruption => '7',

@@ -17,6 +17,7 @@ pub mod checks;
 pub mod cli;
 pub mod console;
 pub mod context;
+pub mod disruption;
 pub mod docs;
 pub mod ec2;
 pub mod engine;

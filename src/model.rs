@@ -444,6 +444,10 @@ pub struct NodeClaimSpec {
     /// waits for each of these resources to be non-zero on the node before it initializes it.
     #[serde(skip_serializing_if = "NodeClaimResources::is_empty")]
     pub resources: NodeClaimResources,
+    /// How long a deleting node may drain before Karpenter deletes its pods regardless of
+    /// PDBs and do-not-disrupt (a Go duration); without it draining has no end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

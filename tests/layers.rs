@@ -21,8 +21,9 @@ const LAYERS: &[&[&str]] = &[
     &["iam", "requirements", "userdata", "network", "console"],
     // Karpenter's scheduler, over requirement sets and instance types.
     &["scheduling"],
-    // What keeps a node that is up from taking pods, over the scheduler's matching.
-    &["ec2", "nodecap"],
+    // What keeps a node that is up from taking pods, and what keeps one from going, over the
+    // scheduler's matching.
+    &["ec2", "nodecap", "disruption"],
     // I/O: the read-only guard, the bundle format, the backends.
     &["guard", "bundle", "pushgateway"],
     &["backend"],

@@ -81,6 +81,11 @@ checks! {
         spot_service_linked_role_missing::SPOT_SERVICE_LINKED_ROLE_MISSING,
         not_ready::NODEPOOL_NOT_READY,
     }
+    /// KD41xx: why nodes Karpenter wants to replace stay, and why it replaces so many
+    /// (docs/disruption.md).
+    disruption {
+        nodes_stuck_terminating::NODES_STUCK_TERMINATING,
+    }
     /// KD5xxx: whether nodes Karpenter launches can join the cluster: their role must be mapped
     /// to the node identity in the mechanism the cluster's authentication mode honours, the
     /// `aws-auth` ConfigMap or EKS access entries; their subnets must reach the cluster endpoint

@@ -111,6 +111,12 @@ impl Facts {
         self.get(FactKey::volume_attachments()).await
     }
 
+    pub async fn pod_disruption_budgets(
+        &self,
+    ) -> Result<Arc<Vec<k8s_openapi::api::policy::v1::PodDisruptionBudget>>, FactError> {
+        self.get(FactKey::pod_disruption_budgets()).await
+    }
+
     pub async fn storage_classes(&self) -> Result<Arc<Vec<StorageClass>>, FactError> {
         self.get(FactKey::storage_classes()).await
     }

@@ -224,6 +224,13 @@ facts! {
         shape Objects;
         display |f| f.write_str("VolumeAttachments");
 
+    /// PodDisruptionBudgets, cluster-wide, cut down to their selector, their limit and how
+    /// many disruptions they allow now: what an eviction of a draining node's pods meets.
+    PodDisruptionBudgets => fn pod_disruption_budgets -> Vec<k8s_openapi::api::policy::v1::PodDisruptionBudget>;
+        ops [kube("list", "policy", "poddisruptionbudgets")];
+        shape Objects;
+        display |f| f.write_str("PodDisruptionBudgets");
+
     /// `karpenter.sh/v1` NodePools.
     NodePools => fn nodepools -> Vec<NodePool>;
         ops [kube("list", "karpenter.sh", "nodepools")];

@@ -55,9 +55,10 @@ pub fn gaps(
 ) -> Vec<Gap> {
     let mut out = Vec::new();
     for resource in JUDGED {
-        let (Some(&planned), Some(&actual)) =
-            (claim_allocatable.get(resource), node_allocatable.get(resource))
-        else {
+        let (Some(&planned), Some(&actual)) = (
+            claim_allocatable.get(resource),
+            node_allocatable.get(resource),
+        ) else {
             continue;
         };
         let gap = planned.saturating_sub(actual);
@@ -182,7 +183,10 @@ mod tests {
         let toml = "[settings.kubernetes.eviction-hard]\n\"memory.available\" = \"5%\"\n";
         assert_eq!(user_data_reservations(toml), ["eviction-hard"]);
         let nodeadm = "kubelet:\n  config:\n    maxPods: 110\n    kubeReserved:\n      cpu: 100m\n";
-        assert_eq!(user_data_reservations(nodeadm), ["kube-reserved", "max-pods"]);
+        assert_eq!(
+            user_data_reservations(nodeadm),
+            ["kube-reserved", "max-pods"]
+        );
         assert!(user_data_reservations("#!/bin/bash\necho hi\n").is_empty());
     }
 }

@@ -158,10 +158,16 @@ mod tests {
         assert_eq!(pod_ips(&m5, &pd).unwrap().ips, 432);
         assert_eq!(prefix_max_pods(&m5), Some(110));
         // aws#6102: c7g.medium, 2 ENIs × 4 addresses: the calculator's 98.
-        assert_eq!(prefix_max_pods(&it("c7g.medium", 1, 2, 4, "nitro")), Some(98));
+        assert_eq!(
+            prefix_max_pods(&it("c7g.medium", 1, 2, 4, "nitro")),
+            Some(98)
+        );
         let xen = it("m4.large", 2, 2, 10, "xen");
         let ips = pod_ips(&xen, &pd).unwrap();
-        assert_eq!((ips.ips, ips.prefixes, ips.prefix_fallback), (18, false, true));
+        assert_eq!(
+            (ips.ips, ips.prefixes, ips.prefix_fallback),
+            (18, false, true)
+        );
     }
 
     #[test]

@@ -124,6 +124,12 @@ fn constraint(
     })
 }
 
+/// Whether a label selector selects these labels, as the API server matches it; `None` for a
+/// selector the API would reject. An empty selector selects everything (policy/v1's reading).
+pub fn selector_matches(sel: &LabelSelector, labels: &BTreeMap<String, String>) -> Option<bool> {
+    Some(selector_terms(sel)?.iter().all(|t| t.matches(labels)))
+}
+
 fn selector_terms(sel: &LabelSelector) -> Option<Vec<Term>> {
     let mut out: Vec<Term> = sel
         .match_labels

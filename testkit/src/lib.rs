@@ -74,6 +74,7 @@ const KINDS: &[(&str, &str)] = &[
     ("StorageClass", "storageclasses"),
     ("CSINode", "csinodes"),
     ("VolumeAttachment", "volumeattachments"),
+    ("PodDisruptionBudget", "poddisruptionbudgets"),
     (
         "ValidatingWebhookConfiguration",
         "validatingwebhookconfigurations",
@@ -136,6 +137,7 @@ impl Cluster {
             ("storage.k8s.io", "storageclasses"),
             ("storage.k8s.io", "csinodes"),
             ("storage.k8s.io", "volumeattachments"),
+            ("policy", "poddisruptionbudgets"),
             ("apiextensions.k8s.io", "customresourcedefinitions"),
             ("events.k8s.io", "events"),
             (
@@ -331,6 +333,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "storageClasses" => r("storage.k8s.io", "v1", "storageclasses"),
         "csiNodes" => r("storage.k8s.io", "v1", "csinodes"),
         "volumeAttachments" => r("storage.k8s.io", "v1", "volumeattachments"),
+        "podDisruptionBudgets" => r("policy", "v1", "poddisruptionbudgets"),
         "serviceAccount" => r("", "v1", "serviceaccounts"),
         "node" | "nodes" => r("", "v1", "nodes"),
         "crd" => r("apiextensions.k8s.io", "v1", "customresourcedefinitions"),

@@ -86,6 +86,11 @@ pub(super) async fn scheduled_pods(
     let listed = list_text(kube, &PODS, bound, |p| {
         let mut out = keep(&p, &["apiVersion", "kind"]);
         out["metadata"] = slim_metadata(&p["metadata"]);
+        // Karpenter never evicts a pod that carries it (docs/disruption.md §3, §5).
+        if let Some(v) = p.pointer("/metadata/annotations/karpenter.sh~1do-not-disrupt") {
+            out["metadata"]["annotations"] =
+                serde_json::json!({ "karpenter.sh/do-not-disrupt": v });
+        }
         out["spec"] = keep(&p["spec"], &["nodeName"]);
         out["status"] = keep(&p["status"], &["phase"]);
         Some(out)
@@ -208,6 +213,35 @@ pub(super) async fn csi_nodes(kube: &Client) -> Result<Stored, FactError> {
             .map(|d| keep(d, &["name", "nodeID", "allocatable"]))
             .collect();
         out["spec"] = serde_json::json!({ "drivers": drivers });
+        Some(out)
+    });
+    listed.await?.finish()
+}
+
+/// PodDisruptionBudgets, each cut down to its selector, limit, eviction policy for unhealthy
+/// pods, and the disruptions it allows now.
+pub(super) async fn pod_disruption_budgets(kube: &Client) -> Result<Stored, FactError> {
+    let listed = list(kube, &PDBS, None, None, |p| {
+        let mut out = keep(&p, &["apiVersion", "kind"]);
+        out["metadata"] = keep(&p["metadata"], &["name", "namespace", "uid"]);
+        out["spec"] = keep(
+            &p["spec"],
+            &[
+                "selector",
+                "minAvailable",
+                "maxUnavailable",
+                "unhealthyPodEvictionPolicy",
+            ],
+        );
+        out["status"] = keep(
+            &p["status"],
+            &[
+                "disruptionsAllowed",
+                "currentHealthy",
+                "desiredHealthy",
+                "expectedPods",
+            ],
+        );
         Some(out)
     });
     listed.await?.finish()
@@ -720,6 +754,7 @@ pub const STORAGECLASSES: KubeResource = v1("storage.k8s.io", "StorageClass", "s
 pub const CSINODES: KubeResource = v1("storage.k8s.io", "CSINode", "csinodes");
 pub const VOLUMEATTACHMENTS: KubeResource =
     v1("storage.k8s.io", "VolumeAttachment", "volumeattachments");
+pub const PDBS: KubeResource = v1("policy", "PodDisruptionBudget", "poddisruptionbudgets");
 pub const CRDS: KubeResource = v1(
     "apiextensions.k8s.io",
     "CustomResourceDefinition",

@@ -338,6 +338,7 @@ impl Live {
             FactKey::StorageClasses => kube::list_all(k()?, &kube::STORAGECLASSES).boxed(),
             FactKey::CsiNodes => kube::csi_nodes(k()?).boxed(),
             FactKey::VolumeAttachments => kube::volume_attachments(k()?).boxed(),
+            FactKey::PodDisruptionBudgets => kube::pod_disruption_budgets(k()?).boxed(),
             FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name)
                 .map_ok(Stored::Tree)
                 .boxed(),

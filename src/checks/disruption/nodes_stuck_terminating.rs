@@ -1,0 +1,215 @@
+//! KD4102: NodeClaims Karpenter has been deleting for over 15 minutes (past the forced
+//! deletion time when `terminationGracePeriod` is set), with the step that holds them and its
+//! object: pods that are never evicted, a PodDisruptionBudget at zero, volumes not detached, an
+//! instance that does not terminate, another controller's finalizer (rules:
+//! docs/disruption.md §5).
+
+use crate::check::prelude::*;
+use crate::checks::common::held::{HeldNodes, NodeCause};
+use crate::checks::common::nodeclaim::pool_of;
+use crate::disruption::terminating::{Blocker, Deleting, blockers, stuck};
+use crate::model::NodeClaim;
+
+declare_check! {
+    pub static NODES_STUCK_TERMINATING = {
+        code: "KD4102",
+        slug: "nodes-stuck-terminating",
+        title: "nodes Karpenter deletes are gone within minutes",
+        category: Disruption,
+        severity: Error,
+        needs: [NodeClaims, Node, NodePods, PodDisruptionBudgets, VolumeAttachments],
+        run: nodes_stuck_terminating,
+    }
+}
+
+async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
+    let now = cx.now();
+    let claims = cx.nodeclaims().await?;
+    let deleting: Vec<&NodeClaim> = claims.iter().filter(|c| stuck(c, now)).collect();
+    if deleting.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (pdbs, attachments) =
+        futures::try_join!(cx.pod_disruption_budgets(), cx.volume_attachments())?;
+    let mut held = HeldNodes::default();
+    for claim in deleting {
+        let node_name = claim
+            .status
+            .node_name
+            .as_deref()
+            .filter(|n| !n.is_empty());
+        let node = match node_name {
+            Some(n) => cx.node(n).await?,
+            None => std::sync::Arc::new(None),
+        };
+        let pods = match node.as_ref() {
+            Some(_) => cx.node_pods(node_name.unwrap_or_default()).await?,
+            None => std::sync::Arc::new(Vec::new()),
+        };
+        let found = blockers(
+            &Deleting {
+                claim,
+                node: node.as_ref().as_ref(),
+                pods: &pods,
+                pdbs: &pdbs,
+                attachments: &attachments,
+            },
+            now,
+        );
+        let shown = node_name
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("(no node) {}", claim.metadata.name.as_deref().unwrap_or("")));
+        // The first blocker is the step deletion is at; the others wait behind it.
+        let Some(first) = found.first() else {
+            continue;
+        };
+        let (subject, mut cause, owners) = describe(first, claim);
+        let deleted = claim
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string())
+            .unwrap_or_default();
+        cause.evidence.push(("deletionTimestamp", deleted));
+        cause.evidence.push((
+            "terminationGracePeriod",
+            claim
+                .spec
+                .termination_grace_period
+                .clone()
+                .unwrap_or_else(|| "not set: draining has no time limit".to_string()),
+        ));
+        let conditions: Vec<String> = ["Drained", "VolumesDetached", "InstanceTerminating"]
+            .iter()
+            .filter_map(|t| claim.status.condition(t).map(|c| c.describe()))
+            .collect();
+        if !conditions.is_empty() {
+            cause.evidence.push(("conditions", conditions.join("; ")));
+        }
+        if found.len() > 1 {
+            cause.evidence.push((
+                "thenWaitsFor",
+                found[1..]
+                    .iter()
+                    .map(|b| describe(b, claim).1.what)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ));
+        }
+        held.add_owned(claim, &shown, subject, cause, owners);
+    }
+    Ok(held.findings("heldBy", |_, h| {
+        format!(
+            "{} node(s) deleting for over 15 minutes: {}",
+            h.nodes.len(),
+            h.cause.what
+        )
+    }))
+}
+
+/// The blocker as a finding's subject and cause; the owners are the checks whose failure
+/// explains it.
+fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static [&'static str]) {
+    let pool = pool_of(claim);
+    let tgp = if claim.spec.termination_grace_period.is_some() {
+        String::new()
+    } else {
+        format!(
+            " Or set spec.template.spec.terminationGracePeriod on NodePool {pool}: past it Karpenter deletes what is left, PDBs and do-not-disrupt included, so a node never waits forever."
+        )
+    };
+    let cause = |what: String, hint: String, fix: Option<String>, evidence| NodeCause {
+        what,
+        hint,
+        fix,
+        severity: Severity::Error,
+        evidence,
+    };
+    match b {
+        Blocker::NodeNotDeleted => (
+            "the controller".to_string(),
+            cause(
+                "the NodeClaim is deleting but its Node is not".to_string(),
+                "Karpenter deletes a NodeClaim's Node first, and has not: the controller is not reconciling the claim. Its logs say why".to_string(),
+                None,
+                vec![],
+            ),
+            &["KD1001"],
+        ),
+        Blocker::DoNotDisrupt { pods } => (
+            "pods annotated karpenter.sh/do-not-disrupt".to_string(),
+            cause(
+                format!("{} pod(s) annotated karpenter.sh/do-not-disrupt=true are never evicted", pods.len()),
+                format!("Karpenter waits for these pods to finish and never evicts them. Remove the annotation from pods that can move (kubectl annotate pod -n NAMESPACE NAME karpenter.sh/do-not-disrupt-), or let them finish.{tgp}"),
+                pods.first().map(|p| {
+                    let (ns, name) = p.split_once('/').unwrap_or(("", p));
+                    format!("kubectl -n {ns} get pod {name} -o jsonpath='{{.metadata.annotations}}'")
+                }),
+                vec![("pods", pods.join(", "))],
+            ),
+            &[],
+        ),
+        Blocker::Pdb { pdb, pods, limit } => (
+            format!("PodDisruptionBudget {pdb}"),
+            cause(
+                format!("PodDisruptionBudget {pdb} allows no disruption"),
+                format!("The eviction API refuses every eviction this PDB would count ({limit}), so the drain never ends. Scale the workload above the PDB's minimum, relax minAvailable/maxUnavailable, or fix the unhealthy pods it waits for.{tgp}"),
+                pdb.split_once('/').map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}")),
+                vec![("pods", pods.join(", ")), ("pdb", limit.clone())],
+            ),
+            &[],
+        ),
+        Blocker::SeveralPdbs { pod, pdbs } => (
+            format!("pod {pod}"),
+            cause(
+                format!("pod {pod} is covered by {} PodDisruptionBudgets", pdbs.len()),
+                format!("The eviction API refuses to evict a pod that more than one PDB selects, whatever they allow. Make the PDBs' selectors disjoint so each pod has one.{tgp}"),
+                None,
+                vec![("pdbs", pdbs.join(", "))],
+            ),
+            &[],
+        ),
+        Blocker::Volumes { attachments } => (
+            "VolumeAttachments".to_string(),
+            cause(
+                format!("{} VolumeAttachment(s) of the node are not detached", attachments.len()),
+                format!("Karpenter waits for the node's volumes to detach before it terminates the instance. An attachment whose volume or claim was deleted (a leaked attachment) never detaches: check that its CSI driver's controller runs, and delete an attachment whose volume is gone.{tgp}"),
+                Some("kubectl get volumeattachments -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,PV:.spec.source.persistentVolumeName,ATTACHED:.status.attached".to_string()),
+                vec![("volumeAttachments", attachments.join(", "))],
+            ),
+            &[],
+        ),
+        Blocker::InstanceTerminating { since } => (
+            "the instance".to_string(),
+            cause(
+                "the instance has been terminating for over 15 minutes".to_string(),
+                "Karpenter asked EC2 to terminate the instance and it is still there: the controller's logs name the error (ec2:TerminateInstances denied, termination protection), and `aws ec2 describe-instances` its state".to_string(),
+                claim.status.provider_id.as_deref().and_then(|p| p.rsplit('/').next()).map(|id| {
+                    format!("aws ec2 describe-instances --instance-ids {id} --query 'Reservations[].Instances[].State'")
+                }),
+                vec![("instanceTerminatingSince", since.clone())],
+            ),
+            &["KD1001"],
+        ),
+        Blocker::Finalizers { object, finalizers } => (
+            format!("finalizer {}", finalizers.join(", ")),
+            cause(
+                format!("{object} carries finalizer {} of another controller", finalizers.join(", ")),
+                "Kubernetes keeps the object until every finalizer is removed; Karpenter removes only karpenter.sh/termination. The controller that owns the other finalizer must remove it; if that controller is gone, remove the finalizer by hand".to_string(),
+                Some(format!("kubectl get {} -o jsonpath='{{.metadata.finalizers}}'", object.to_ascii_lowercase().replacen('/', " ", 1))),
+                vec![],
+            ),
+            &[],
+        ),
+        Blocker::Unexplained => (
+            "unknown".to_string(),
+            cause(
+                "nothing in the cluster's state explains it".to_string(),
+                "No pod, PodDisruptionBudget, volume, condition or finalizer holds it: the controller's logs for this NodeClaim say where it stops".to_string(),
+                None,
+                vec![],
+            ),
+            &["KD1001"],
+        ),
+    }
+}
