@@ -162,3 +162,21 @@ write("healthy-prefix-delegation-max-pods", bundle(
                     [_ne_sandbox_event("web-6c7d8e9f0-q1r2s", "shop", _ne_n, 2, "a7b8c9d0-e1f2-4a3b-8c4d-5e6f7a8b9c01")]),
                fact({"nodePods": {"node": _ne_n}}, [_ne_app_pod("web-6c7d8e9f0-q1r2s", "shop", _ne_n, True)])]),
     [])
+
+# Karpenter troubleshooting, "CNI is unable to allocate IPs to pods" (Security Groups for Pods):
+# the trunk ENI takes one of an m5.large's three ENIs from pods, Karpenter "is not aware" and
+# still passes the kubelet 29 pods; with 18 addresses left, pods past that fail. The fix the page
+# gives is RESERVED_ENIS=1.
+_ne_n = "ip-10-4-81-66.us-west-2.compute.internal"
+_ne_failed = ["orders-6b8c9d7e5-%s" % s for s in ("p4s7w", "r2t5y")]
+write("pod-eni-without-reserved-enis", bundle(
+    "aws-node runs with ENABLE_POD_ENI=true (security groups for pods), so one of each m5.large's three ENIs is the trunk and 18 addresses are left for pods, while Karpenter, which does not know, gives each node 29 pods (Karpenter troubleshooting, \"CNI is unable to allocate IPs to pods\"): pods past the addresses stay in ContainerCreating. RESERVED_ENIS is not set.",
+    overrides=[fact("daemonSets", _ne_aws_node(ENABLE_POD_ENI="true")),
+               fact("nodeClaims", [_ne_claim("default-sgp3", _ne_n, "m5.large", {"cpu": "2", "memory": "7577Mi", "pods": "29"},
+                                             {"cpu": "1930m", "memory": "6903Mi", "pods": "29"})]),
+               fact({"node": {"name": _ne_n}}, _ne_node(_ne_n, "m5.large", {"cpu": "2", "memory": "7937024Ki", "pods": "29"},
+                                                        {"cpu": "1930m", "memory": "7246848Ki", "pods": "29"})),
+               fact({"eventsByReason": {"kind": "Pod", "reason": "FailedCreatePodSandBox"}},
+                    [_ne_sandbox_event(p, "orders", _ne_n, 6 + i, "b8c9d0e1-f2a3-4b4c-9d5e-6f7a8b9c0d%02d" % i) for i, p in enumerate(_ne_failed)]),
+               fact({"nodePods": {"node": _ne_n}}, [_ne_app_pod(p, "orders", _ne_n, False) for p in _ne_failed])]),
+    ["KD6007"], roots=["KD6007"])

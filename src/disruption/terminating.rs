@@ -126,10 +126,10 @@ fn drained(p: &Pod, now: jiff::Timestamp) -> bool {
     if owned_by("DaemonSet") || owned_by("Node") {
         return false;
     }
-    !p.metadata
+    p.metadata
         .deletion_timestamp
         .as_ref()
-        .is_some_and(|d| now.duration_since(d.0).as_secs() > 60)
+        .is_none_or(|d| now.duration_since(d.0).as_secs() <= 60)
 }
 
 fn pdb_id(p: &PodDisruptionBudget) -> String {
@@ -165,7 +165,7 @@ fn refuses(pdb: &PodDisruptionBudget, pod: &Pod) -> bool {
         .as_ref()
         .and_then(|s| s.unhealthy_pod_eviction_policy.as_deref())
         == Some("AlwaysAllow");
-    !(always && !ready(pod))
+    !always || ready(pod)
 }
 
 fn limit_of(pdb: &PodDisruptionBudget) -> String {

@@ -68,6 +68,15 @@ pub async fn settled_claims<'a>(
     Ok(out)
 }
 
+/// Whether a Node runs Windows (its `kubernetes.io/os` label).
+pub fn is_windows(node: &k8s_openapi::api::core::v1::Node) -> bool {
+    node.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("kubernetes.io/os"))
+        .is_some_and(|os| os == "windows")
+}
+
 /// A Node's name.
 pub fn name_of(node: &k8s_openapi::api::core::v1::Node) -> &str {
     node.metadata.name.as_deref().unwrap_or("")

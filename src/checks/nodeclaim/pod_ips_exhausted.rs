@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::check::prelude::*;
 use crate::checks::common::held::{HeldNodes, NodeCause};
+use crate::checks::common::nodeclaim::is_windows;
 use crate::checks::common::nodeclass::status_ids;
 use crate::events::Event;
 use crate::facts::InstanceType;
@@ -83,6 +84,11 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
         let Some(claim) = by_node.get(name) else {
             continue;
         };
+        // The VPC CNI on Windows gives pods the primary ENI's addresses only, by rules of its
+        // own (Karpenter's "Windows Support Notice"): not judged here.
+        if is_windows(node) {
+            continue;
+        }
         let itype = claim
             .metadata
             .labels
