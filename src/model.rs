@@ -368,6 +368,34 @@ pub struct NodePoolSpec {
     pub limits: BTreeMap<String, Value>,
     /// Pools are tried by descending weight.
     pub weight: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disruption: Option<PoolDisruption>,
+}
+
+/// `spec.disruption`: when Karpenter may consolidate the pool's nodes, and how many at once.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PoolDisruption {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consolidation_policy: Option<String>,
+    /// A Go duration or `Never`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consolidate_after: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<Budget>,
+}
+
+/// One disruption budget. `reasons` absent applies to every reason; an empty list to none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Budget {
+    pub nodes: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
 }
 
 /// `karpenter.sh/v1` NodePool (partial), or v1beta1 where the cluster serves only that.

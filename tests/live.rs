@@ -615,7 +615,7 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
     // EC2NodeClass status, instance profile (none set), user data (none set) and spot (no spot
     // NodePool) checks, the VPC CNI and startup-taint checks (no node waits to initialize), the
     // EBS attach check (no volume waits), the estimate and pod-address checks (no node has
-    // a NodeClaim), the termination check (no node is deleting) and the scheduling checks (no pod is pending). KD6005 stays unknown: without the instance
+    // a NodeClaim), the termination check (no node is deleting), the budget check (no budget) and the scheduling checks (no pod is pending). KD6005 stays unknown: without the instance
     // types only requested resources could be judged, and no node has any.
     let passed: Vec<&str> = report["checks"]
         .as_array()

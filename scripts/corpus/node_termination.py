@@ -99,3 +99,30 @@ write("healthy-nodes-draining-within-bounds", bundle(
         fact({"nodePods": {"node": _nt_n2}}, [_nt_pod("web-7d9c8b6f5-q5r6s", "shop", _nt_n2, {"app": "web"})]),
         fact("podDisruptionBudgets", [_nt_pdb("web", "shop", {"app": "web"}, 2, 3, 3, 1)])]),
     [])
+
+# ---------------------------------------------------------------------------------------------
+# KD4104. aws/karpenter-provider-aws#7842: a budget {nodes: 20%, reasons: [Drifted], schedule:
+# "0 7 * * *", duration: 7h} written to allow drift only from 07:00 to 14:00 UTC; it is the only
+# budget for Drifted, so outside the window drift is unlimited (the thread's nodes drifted all
+# at once). consolidateAfter 0s with WhenEmptyOrUnderutilized, as in the thread; consolidation
+# keeps its own always-active budget.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s",
+                                  "budgets": [{"nodes": "20%", "reasons": ["Drifted"], "schedule": "0 7 * * *", "duration": "7h"},
+                                              {"nodes": "10%", "reasons": ["Empty", "Underutilized"]}]}
+write("budget-window-leaves-drift-unlimited", bundle(
+    "The NodePool's only budget for Drifted is {nodes: 20%, schedule: \"0 7 * * *\", duration: 7h} (aws/karpenter-provider-aws#7842), written to allow drift from 07:00 to 14:00 UTC. A budget limits only while its schedule is active, so for the other 17 hours drift is unlimited: every node drifted by an AMI release can be replaced at once.",
+    nps=[_nt_pool]),
+    ["KD4104"], exit_code=0, roots=[])
+
+# Healthy: Karpenter's documented business-hours freeze ({nodes: "0", schedule: "0 9 * * mon-fri",
+# duration: 8h}) beside an always-active {nodes: 10%}, and a second pool frozen on weekends only.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"]["budgets"] = [{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}, {"nodes": "10%"}]
+_nt_pool2 = nodepool("batch")
+_nt_pool2["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m",
+                                   "budgets": [{"nodes": "0", "schedule": "0 0 * * sat", "duration": "48h"}]}
+write("healthy-budgets-freeze-windows", bundle(
+    "Healthy: the default NodePool freezes disruption during business hours with a scheduled nodes: \"0\" budget beside an always-active nodes: 10% (Karpenter's documented example); a batch pool is frozen on weekends only, by design unlimited otherwise.",
+    nps=[_nt_pool2, _nt_pool]),  # listed by name, as the API server lists them
+    [])

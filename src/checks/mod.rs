@@ -85,6 +85,7 @@ checks! {
     /// (docs/disruption.md).
     disruption {
         nodes_stuck_terminating::NODES_STUCK_TERMINATING,
+        settings_ineffective::DISRUPTION_SETTINGS_INEFFECTIVE,
     }
     /// KD5xxx: whether nodes Karpenter launches can join the cluster: their role must be mapped
     /// to the node identity in the mechanism the cluster's authentication mode honours, the

@@ -1,4 +1,5 @@
 //! How Karpenter disrupts and terminates nodes, judged from one snapshot (rules and sources:
 //! docs/disruption.md). Pure: the checks hand in the objects.
 
+pub mod budgets;
 pub mod terminating;
