@@ -615,8 +615,9 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
     // EC2NodeClass status, instance profile (none set), user data (none set) and spot (no spot
     // NodePool) checks, the VPC CNI and startup-taint checks (no node waits to initialize), the
     // EBS attach check (no volume waits), the estimate and pod-address checks (no node has
-    // a NodeClaim), the termination check (no node is deleting), the budget check (no budget) and the scheduling checks (no pod is pending). KD6005 stays unknown: without the instance
-    // types only requested resources could be judged, and no node has any.
+    // a NodeClaim), the termination check (no node is deleting), the budget check (no
+    // budget) and the scheduling checks (no pod is pending). KD6005 stays unknown: without
+    // the instance types only requested resources could be judged, and no node has any.
     let passed: Vec<&str> = report["checks"]
         .as_array()
         .unwrap()
@@ -628,9 +629,9 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
         passed,
         [
             "KD1001", "KD1002", "KD1003", "KD1005", "KD1006", "KD1007", "KD1008", "KD1009",
-            "KD3006", "KD3008", "KD4001", "KD4002", "KD4004", "KD4005", "KD4102", "KD5007",
-            "KD5008", "KD6001", "KD6002", "KD6003", "KD6004", "KD6006", "KD6007", "KD6008",
-            "KD7003", "KD8001", "KD8002", "KD8003", "KD9001"
+            "KD3006", "KD3008", "KD4001", "KD4002", "KD4004", "KD4005", "KD4102", "KD4104",
+            "KD5007", "KD5008", "KD6001", "KD6002", "KD6003", "KD6004", "KD6006", "KD6007",
+            "KD6008", "KD7003", "KD8001", "KD8002", "KD8003", "KD9001"
         ],
         "{report}"
     );
