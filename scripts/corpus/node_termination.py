@@ -58,8 +58,11 @@ write("expired-node-drain-blocked-by-pdb", bundle(
                                                 conditions=[("Drained", "Unknown", "Draining")])]),
                fact({"node": {"name": _nt_n}}, _nt_node(_nt_n, _nt_since)),
                fact({"nodePods": {"node": _nt_n}}, _nt_web + [_nt_ds]),
-               fact("podDisruptionBudgets", [_nt_pdb("web", "shop", {"app": "web"}, 3, 3, 3, 0)])]),
-    ["KD4102"], roots=["KD4102"])
+               fact("podDisruptionBudgets", [_nt_pdb("web", "shop", {"app": "web"}, 3, 3, 3, 0)]),
+               fact({"scheduledPods": {"namespace": "shop", "labelSelector": "app=web"}}, _nt_web)]),
+    # One root: the PDB that can never allow a disruption (KD4104, a setting); the node stuck
+    # behind it (KD4102) is its consequence.
+    ["KD4102", "KD4104"], roots=[])
 
 # aws/karpenter-provider-aws#9238: an underutilized node's NodeClaim is deleting, the drain is
 # done, and VolumesDetached stays Unknown (AwaitingVolumeDetachment): a VolumeAttachment whose

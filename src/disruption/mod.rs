@@ -2,4 +2,5 @@
 //! docs/disruption.md). Pure: the checks hand in the objects.
 
 pub mod budgets;
+pub mod pdbs;
 pub mod terminating;

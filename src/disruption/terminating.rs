@@ -39,6 +39,8 @@ pub enum Blocker {
         pdb: String,
         pods: Vec<String>,
         limit: String,
+        /// The PDB can never allow a disruption (KD4104's finding), not just none now.
+        never: bool,
     },
     /// A pod covered by more than one PodDisruptionBudget: the eviction API refuses it.
     SeveralPdbs { pod: String, pdbs: Vec<String> },
@@ -231,7 +233,7 @@ pub fn blockers(d: &Deleting, now: jiff::Timestamp) -> Vec<Blocker> {
         if !pinned.is_empty() {
             out.push(Blocker::DoNotDisrupt { pods: pinned });
         }
-        let mut by_pdb: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+        let mut by_pdb: BTreeMap<String, (String, bool, Vec<String>)> = BTreeMap::new();
         for pod in &waiting {
             let covering: Vec<&PodDisruptionBudget> =
                 d.pdbs.iter().filter(|b| covers(b, pod)).collect();
@@ -243,13 +245,24 @@ pub fn blockers(d: &Deleting, now: jiff::Timestamp) -> Vec<Blocker> {
             } else if let Some(b) = covering.first().filter(|b| refuses(b, pod)) {
                 by_pdb
                     .entry(pdb_id(b))
-                    .or_insert_with(|| (limit_of(b), Vec::new()))
-                    .1
+                    .or_insert_with(|| {
+                        (
+                            limit_of(b),
+                            super::pdbs::never_allows(b).is_some(),
+                            Vec::new(),
+                        )
+                    })
+                    .2
                     .push(pod_id(pod));
             }
         }
-        for (pdb, (limit, pods)) in by_pdb {
-            out.push(Blocker::Pdb { pdb, pods, limit });
+        for (pdb, (limit, never, pods)) in by_pdb {
+            out.push(Blocker::Pdb {
+                pdb,
+                pods,
+                limit,
+                never,
+            });
         }
         // The volumes, once the pods are gone.
         let attachments: Vec<String> = d

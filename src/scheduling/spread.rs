@@ -124,6 +124,18 @@ fn constraint(
     })
 }
 
+/// A label selector in the API's string syntax (for a server-side list); `None` for one the
+/// API would reject. Empty selects everything.
+pub fn selector_string(sel: &LabelSelector) -> Option<String> {
+    Some(
+        selector_terms(sel)?
+            .iter()
+            .map(Term::show)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
 /// Whether a label selector selects these labels, as the API server matches it; `None` for a
 /// selector the API would reject. An empty selector selects everything (policy/v1's reading).
 pub fn selector_matches(sel: &LabelSelector, labels: &BTreeMap<String, String>) -> Option<bool> {

@@ -149,7 +149,12 @@ fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static [&'s
             ),
             &[],
         ),
-        Blocker::Pdb { pdb, pods, limit } => (
+        Blocker::Pdb {
+            pdb,
+            pods,
+            limit,
+            never,
+        } => (
             format!("PodDisruptionBudget {pdb}"),
             cause(
                 format!("PodDisruptionBudget {pdb} allows no disruption"),
@@ -157,7 +162,7 @@ fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static [&'s
                 pdb.split_once('/').map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}")),
                 vec![("pods", pods.join(", ")), ("pdb", limit.clone())],
             ),
-            &[],
+            if *never { &["KD4104"] } else { &[] },
         ),
         Blocker::SeveralPdbs { pod, pdbs } => (
             format!("pod {pod}"),

@@ -1,9 +1,17 @@
 //! KD4104: disruption settings that cannot do what they say. Built: a disruption budget with a
 //! schedule read as a maintenance window, while budgets only restrict: a reason whose every
-//! budget is scheduled is unlimited between the windows (rules: docs/disruption.md §2, §11).
+//! budget is scheduled is unlimited between the windows; and a PodDisruptionBudget that can
+//! never allow a disruption over pods on Karpenter's nodes (rules: docs/disruption.md §2, §4,
+//! §11).
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::check::prelude::*;
+use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::budgets::{closing_budget, unlimited_between_windows};
+use crate::disruption::pdbs::never_allows;
+use crate::model::NodeClaim;
+use crate::scheduling::spread::selector_string;
 
 declare_check! {
     pub static DISRUPTION_SETTINGS_INEFFECTIVE = {
@@ -12,7 +20,7 @@ declare_check! {
         title: "disruption settings do what they appear to",
         category: Disruption,
         severity: Warning,
-        needs: [NodePools],
+        needs: [NodePools, NodeClaims, PodDisruptionBudgets, ScheduledPods],
         run: settings_ineffective,
     }
 }
@@ -69,6 +77,76 @@ async fn settings_ineffective(cx: &CheckCx) -> CheckResult {
                 "kubectl get nodepool {} -o jsonpath='{{.spec.disruption.budgets}}'",
                 pool.name()
             )),
+        );
+    }
+    out.extend(pdbs_never_allowing(cx).await?);
+    Ok(out)
+}
+
+/// PDBs that can never allow a disruption and cover pods on Karpenter's nodes: those nodes are
+/// never consolidated, and their drift or expiry hangs in the drain without
+/// `terminationGracePeriod`. A PDB whose pods all run elsewhere is not Karpenter's concern.
+async fn pdbs_never_allowing(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
+    let (pdbs, claims) = futures::try_join!(cx.pod_disruption_budgets(), cx.nodeclaims())?;
+    let on_node: BTreeMap<&str, &NodeClaim> = claims
+        .iter()
+        .filter_map(|c| Some((c.status.node_name.as_deref().filter(|n| !n.is_empty())?, c)))
+        .collect();
+    let blocking: Vec<_> = pdbs
+        .iter()
+        .filter_map(|p| {
+            let why = never_allows(p)?;
+            let ns = p.metadata.namespace.clone()?;
+            let selector = selector_string(p.spec.as_ref()?.selector.as_ref()?)?;
+            Some((p, why, ns, selector))
+        })
+        .collect();
+    if blocking.is_empty() || on_node.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One round: every blocking PDB's pods at once.
+    let selected = futures::future::try_join_all(
+        blocking
+            .iter()
+            .map(|(_, _, ns, sel)| cx.scheduled_pods(ns, sel)),
+    )
+    .await?;
+    let mut out = Vec::new();
+    for ((pdb, why, ns, _), pods) in blocking.iter().zip(selected) {
+        let nodes: BTreeSet<&str> = pods
+            .iter()
+            .filter_map(|p| p.spec.as_ref()?.node_name.as_deref())
+            .filter(|n| on_node.contains_key(n))
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        let claims: Vec<&NodeClaim> = nodes.iter().map(|n| on_node[n]).collect();
+        let pools: BTreeSet<&str> = claims.iter().map(|c| pool_of(c)).collect();
+        let unbounded = claims
+            .iter()
+            .any(|c| c.spec.termination_grace_period.is_none());
+        let name = pdb.metadata.name.as_deref().unwrap_or("");
+        let then = if unbounded {
+            " Without terminationGracePeriod on the NodePool, a node of theirs that drifts or expires drains forever (KD4102); set it to bound the wait."
+        } else {
+            " The NodePools' terminationGracePeriod bounds drift and expiry: past it Karpenter deletes the pods regardless."
+        };
+        out.push(
+            Finding::new(
+                format!("PodDisruptionBudget/{ns}/{name}"),
+                format!(
+                    "PodDisruptionBudget {ns}/{name} can never allow a disruption ({why}), and its pods run on {} Karpenter node(s): Karpenter cannot consolidate them, and their drift or expiry waits on the PDB",
+                    nodes.len()
+                ),
+            )
+            .evidence("pdb", why.clone())
+            .evidence("nodes", nodes.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+            .evidence("nodePools", pools.iter().map(|p| p.to_string()).collect::<Vec<_>>())
+            .hint(format!(
+                "A PDB that allows no eviction makes every node its pods run on permanent. If the workload can lose one pod at a time, use maxUnavailable: 1 (or a minAvailable below its replicas); if its pods must never move, pin them to nodes Karpenter does not manage.{then}"
+            ))
+            .fix(format!("kubectl -n {ns} get pdb {name} -o yaml")),
         );
     }
     Ok(out)
