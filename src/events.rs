@@ -33,8 +33,9 @@ pub struct Event {
     pub last_seen: Option<jiff::Timestamp>,
     /// The component that reported it (`karpenter`, `default-scheduler`, …).
     pub reporter: String,
-    /// The host of the reporter: for the kubelet, the node the pod is on (`source.host`;
-    /// client-go also writes it as `reportingInstance`). Empty when not said.
+    /// The host of the reporter: for the kubelet, the node the pod is on (`source.host`, which
+    /// the events.k8s.io view shows as `deprecatedSource.host`; `reportingInstance` is read
+    /// last, for reporters that set only that). Empty when not said.
     pub host: String,
 }
 

@@ -42,6 +42,14 @@ pub fn is_controller_image(image: &str) -> bool {
     repo.ends_with("karpenter/controller")
 }
 
+/// Whether a pod's Ready condition is True.
+pub fn pod_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
 /// The version in an image reference's tag: `…/controller:v1.8.1@sha256:…` → `1.8.1`.
 pub fn image_version(image: &str) -> Option<String> {
     let without_digest = image.split('@').next()?;

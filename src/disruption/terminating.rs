@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 
-use crate::model::NodeClaim;
+use crate::model::{NodeClaim, pod_ready};
 use crate::scheduling::spread::selector_matches;
 
 /// Karpenter's own finalizer on NodeClaims and Nodes.
@@ -103,13 +103,6 @@ fn pod_id(p: &Pod) -> String {
     )
 }
 
-fn ready(p: &Pod) -> bool {
-    p.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 /// The pods the drain waits for: not finished, not a DaemonSet's (they tolerate the
 /// disrupted taint in the usual install and are evicted last), not a static pod, and not
 /// already stuck terminating for over a minute (the drain stops waiting for those).
@@ -167,7 +160,7 @@ fn refuses(pdb: &PodDisruptionBudget, pod: &Pod) -> bool {
         .as_ref()
         .and_then(|s| s.unhealthy_pod_eviction_policy.as_deref())
         == Some("AlwaysAllow");
-    !always || ready(pod)
+    !always || pod_ready(pod)
 }
 
 fn limit_of(pdb: &PodDisruptionBudget) -> String {

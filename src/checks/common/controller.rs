@@ -76,15 +76,9 @@ pub async fn controller(cx: &CheckCx) -> Result<Controller, FactError> {
     })
 }
 
-/// `kubectl describe` of a pod, the first command of most controller findings.
-/// Whether a pod's Ready condition is True.
-pub fn pod_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
+pub use crate::model::pod_ready;
 
+/// `kubectl describe` of a pod, the first command of most controller findings.
 pub fn describe_pod(pod: &Pod) -> String {
     format!(
         "kubectl -n {} describe pod {}",

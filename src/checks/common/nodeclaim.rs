@@ -68,6 +68,25 @@ pub async fn settled_claims<'a>(
     Ok(out)
 }
 
+/// The instance type a claim launched (its `node.kubernetes.io/instance-type` label).
+pub fn instance_type_of(claim: &NodeClaim) -> Option<&str> {
+    claim
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("node.kubernetes.io/instance-type"))
+        .map(String::as_str)
+}
+
+/// The EC2NodeClass a claim references, among `classes`.
+pub fn class_of<'c>(
+    claim: &NodeClaim,
+    classes: &'c [crate::model::Ec2NodeClass],
+) -> Option<&'c crate::model::Ec2NodeClass> {
+    let name = claim.spec.node_class_ref.as_ref()?.name.as_deref()?;
+    classes.iter().find(|c| c.name() == name)
+}
+
 /// Whether a Node runs Windows (its `kubernetes.io/os` label).
 pub fn is_windows(node: &k8s_openapi::api::core::v1::Node) -> bool {
     node.metadata

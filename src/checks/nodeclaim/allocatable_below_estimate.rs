@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::check::prelude::*;
 use crate::checks::common::held::{HeldNodes, NodeCause};
-use crate::checks::common::nodeclaim::is_windows;
+use crate::checks::common::nodeclaim::{class_of, instance_type_of, is_windows};
 use crate::model::{Ec2NodeClass, NodeClaim};
 use crate::nodecap::estimate::{
     Gap, Part, Resources, gaps, kubelet_field, user_data_reservations,
@@ -26,8 +26,6 @@ declare_check! {
         run: allocatable_below_estimate,
     }
 }
-
-const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 
 async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
@@ -102,18 +100,10 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
                 c
             }
         };
-        let class = claim
-            .spec
-            .node_class_ref
-            .as_ref()
-            .and_then(|r| all.iter().find(|c| Some(c.name()) == r.name.as_deref()));
-        let itype = claim
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(INSTANCE_TYPE))
-            .cloned()
-            .unwrap_or_else(|| "an unknown type".to_string());
+        let class = class_of(claim, &all);
+        let itype = instance_type_of(claim)
+            .unwrap_or("an unknown type")
+            .to_string();
         let mut cause = cause(&found, class);
         cause.fix = Some(format!(
             "kubectl get nodeclaim {} -o jsonpath='{{.status.allocatable}}' && echo && kubectl get node {node_name} -o jsonpath='{{.status.allocatable}}'",

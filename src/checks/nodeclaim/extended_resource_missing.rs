@@ -10,7 +10,9 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 
 use crate::check::prelude::*;
 use crate::checks::common::held::{HeldNodes, NodeCause, pod_not_ready};
-use crate::checks::common::nodeclaim::{Declared, Settled, name_of, settled_claims};
+use crate::checks::common::nodeclaim::{
+    Declared, Settled, class_of, instance_type_of, name_of, settled_claims,
+};
 use crate::checks::common::nodeclass::resolved_amis;
 use crate::ec2::{AmiTerm, ami_terms};
 use crate::facts::InstanceType;
@@ -33,8 +35,6 @@ declare_check! {
     }
 }
 
-const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
-
 async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
     // Without the instance types a node that should have a GPU nobody asked for cannot be
@@ -53,7 +53,7 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
             .filter(|(r, q)| is_accelerator(r) && nonzero(q))
             .map(|(r, _)| (r.clone(), true))
             .collect();
-        let offered = claim_type(claim)
+        let offered = instance_type_of(claim)
             .and_then(|t| by_name.get(t))
             .map(|it| it.extended_resources())
             .unwrap_or_default();
@@ -115,15 +115,6 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
             )
         }
     }))
-}
-
-fn claim_type(claim: &NodeClaim) -> Option<&str> {
-    claim
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(INSTANCE_TYPE))
-        .map(String::as_str)
 }
 
 fn nonzero(q: &serde_json::Value) -> bool {
@@ -255,13 +246,14 @@ async fn image_without_driver(
     claim: &NodeClaim,
     resource: &str,
 ) -> Result<Option<NodeCause>, FactError> {
-    let Some(class_name) = claim.spec.node_class_ref.as_ref().and_then(|r| r.name.clone()) else {
+    if claim.spec.node_class_ref.is_none() {
         return Ok(None);
-    };
+    }
     let classes = cx.ec2_nodeclasses().await?;
-    let Some(class) = classes.iter().find(|c| c.name() == class_name) else {
+    let Some(class) = class_of(claim, &classes) else {
         return Ok(None);
     };
+    let class_name = class.name();
     let names: Vec<&str> = resolved_amis(class)
         .filter_map(|a| a.get("name").and_then(|n| n.as_str()))
         .collect();
@@ -286,7 +278,7 @@ async fn image_without_driver(
 
 /// The instance type, to say which images it needs.
 fn ami_note(claim: &NodeClaim) -> String {
-    claim_type(claim)
+    instance_type_of(claim)
         .map(|t| format!(" ({t})"))
         .unwrap_or_default()
 }

@@ -10,14 +10,14 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::check::prelude::*;
 use crate::checks::common::held::{HeldNodes, NodeCause};
-use crate::checks::common::nodeclaim::is_windows;
+use crate::checks::common::nodeclaim::{class_of, instance_type_of, is_windows};
 use crate::checks::common::nodeclass::status_ids;
 use crate::events::Event;
 use crate::facts::InstanceType;
 use crate::model::{Ec2NodeClass, NodeClaim};
 use crate::nodecap::podips::{Cni, IP_ERROR, PodIps, pod_ips, prefix_max_pods, secondary_max_pods};
 use crate::quantity::Quantity;
-use crate::scheduling::spread::NODES_WITH_ZONE;
+use crate::scheduling::spread::{NODES_WITH_ZONE, ZONE};
 
 declare_check! {
     pub static NODE_POD_IPS_EXHAUSTED = {
@@ -31,8 +31,6 @@ declare_check! {
     }
 }
 
-const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
-const ZONE: &str = "topology.kubernetes.io/zone";
 
 /// A pod that failed this many times, or still is not running, did not just wait for the warm
 /// pool: new nodes fill it within a minute or two and the kubelet retries (aws#4202).
@@ -89,13 +87,7 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
         if is_windows(node) {
             continue;
         }
-        let itype = claim
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(INSTANCE_TYPE))
-            .map(String::as_str)
-            .unwrap_or("");
+        let itype = instance_type_of(claim).unwrap_or("");
         let Some(it) = type_of.get(itype) else {
             continue;
         };
@@ -105,11 +97,7 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
         let Some(pods) = pod_capacity(node) else {
             continue;
         };
-        let class = claim
-            .spec
-            .node_class_ref
-            .as_ref()
-            .and_then(|r| classes.iter().find(|c| Some(c.name()) == r.name.as_deref()));
+        let class = class_of(claim, &classes);
         let max_pods = class
             .and_then(|c| c.spec.get("kubelet"))
             .and_then(|k| k.get("maxPods"))
