@@ -407,6 +407,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("podDisruptionBudgets", [])
     add({"nodes":{"labelSelector":"topology.kubernetes.io/zone"}}, [])
     add({"eventsByReason":{"kind":"Pod","reason":"FailedCreatePodSandBox"}}, [])
+    add({"eventsByReason":{"kind":"Node","reason":"DisruptionBlocked"}}, [])
     add("daemonSets", DAEMONSETS)
     add("ec2InstanceTypes", instance_types())
     add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])
@@ -478,10 +479,14 @@ def derive_pending(b):
             seen={(p["metadata"].get("namespace"),p["metadata"]["name"]) for p in e["value"]}
             e["value"]=[slim_pod(p) for p in e["value"]+[p for p in pending if (p["metadata"].get("namespace"),p["metadata"]["name"]) not in seen]]
 def slim_node(n):
-    out={"apiVersion":"v1","kind":"Node","metadata":{k:v for k,v in n["metadata"].items() if k in ("name","uid","labels","creationTimestamp")}}
+    out={"apiVersion":"v1","kind":"Node","metadata":{k:v for k,v in n["metadata"].items() if k in ("name","uid","labels","creationTimestamp","deletionTimestamp")}}
+    dnd=(n["metadata"].get("annotations") or {}).get("karpenter.sh/do-not-disrupt")
+    if dnd is not None: out["metadata"]["annotations"]={"karpenter.sh/do-not-disrupt":dnd}
     spec={k:v for k,v in n.get("spec",{}).items() if k in ("taints","unschedulable")}
     out["spec"]=spec
     status={k:v for k,v in n.get("status",{}).items() if k in ("capacity","allocatable")}
+    ready=[{"type":c["type"],"status":c["status"]} for c in n.get("status",{}).get("conditions",[]) if c.get("type")=="Ready"]
+    if ready: status["conditions"]=ready
     if status: out["status"]=status
     return out
 def derive_nodes(b):

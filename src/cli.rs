@@ -63,6 +63,13 @@ pub enum Command {
     /// owns that step. `karpdoctor pod shop/web-0`, or `karpdoctor pod shop -l app=web`.
     #[command(after_help = AFTER_HELP)]
     Pod(Box<PodArgs>),
+    /// Why Karpenter keeps a node or cannot remove it: its NodeClaim, its NodePool's budgets now,
+    /// whether Karpenter wants it gone (drift, consolidation) and every blocker in the order
+    /// Karpenter meets them (do-not-disrupt, a PodDisruptionBudget, the budget and when it
+    /// opens), or the step its deletion is held at, and the check that owns the step where it
+    /// stops. `karpdoctor node ip-10-0-1-2.us-west-2.compute.internal` (a Node or a NodeClaim).
+    #[command(after_help = AFTER_HELP)]
+    Node(Box<NodeArgs>),
     /// Print the least-privilege permissions the selected checks need: a summary (text), the
     /// IAM policy (json) or the Kubernetes ClusterRole (yaml).
     Permissions(PermissionsArgs),
@@ -89,6 +96,17 @@ pub struct PodArgs {
     /// Every pod of NAMESPACE matching this label selector (`app=web`), one chain each
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// The Node, or the NodeClaim, by name
+    #[arg(value_name = "NAME")]
+    pub node: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]

@@ -433,6 +433,162 @@ async fn pod_chains_follow_a_pod_to_where_it_stops() {
     assert!(chain["pods"][0]["owner"].is_null());
 }
 
+/// `karpdoctor node` live: a drifted node held by a budget of zero names the budget and stops at
+/// KD4101, and what it recorded replays to the same chain; a deleting node names the step its
+/// deletion is held at and stops at KD4102; a node Karpenter does not manage, or a bad name, is
+/// exit 2 with one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_chains_name_what_holds_a_node() {
+    let _quiet = LOAD.read().await;
+    let dir = scratch("live-node");
+    let record = dir.join("node.json");
+    let record_arg = record.display().to_string();
+    let kubeconfig = dir.join("kubeconfig");
+    let kc = kubeconfig.display().to_string();
+    let steps_of = |chain: &serde_json::Value| -> Vec<(String, String)> {
+        chain["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["step"].as_str().unwrap().to_string(),
+                    s["state"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+
+    let bundle = read_json(&fixture_bundle("drift-frozen-by-zero-budget"));
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, &bundle).await;
+    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+    let env = live_env(&kc, &emulator.url);
+    let node = "ip-10-7-11-51.us-west-2.compute.internal";
+    let out = tokio::task::block_in_place(|| {
+        karpdoctor(&["node", node, "-o", "json", "--record", &record_arg], &env)
+    });
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(live["kind"], "NodeChains");
+    let chain = &live["nodes"][0];
+    assert_eq!(chain["nodeClaim"], "default-dr00");
+    let steps = steps_of(chain);
+    let names: Vec<&str> = steps.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "nodeclaim",
+            "launched",
+            "registered",
+            "initialized",
+            "budgets",
+            "candidate",
+            "held by"
+        ],
+        "{chain}"
+    );
+    assert_eq!(steps[6].1, "failed");
+    let held = chain["steps"][6]["detail"].as_str().unwrap();
+    assert!(
+        held.contains("allows no Drifted disruption, at any time"),
+        "{held}"
+    );
+    let budgets = chain["steps"][4]["detail"].as_str().unwrap();
+    assert!(
+        budgets
+            .starts_with("Empty: 1 at a time; Underutilized: 1 at a time; Drifted: 0, at any time"),
+        "{budgets}"
+    );
+    assert_eq!(chain["owner"]["code"], "KD4101");
+    assert_eq!(chain["owner"]["status"], "fail");
+    let replayed = karpdoctor(
+        &[
+            "node",
+            "default-dr00",
+            "-o",
+            "json",
+            "--replay",
+            &record_arg,
+        ],
+        &[],
+    );
+    assert_eq!(replayed.status.code(), Some(1));
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(replayed["nodes"], live["nodes"]);
+    // Text names the owner; bad input and a node Karpenter does not manage: exit 2, one line.
+    let text = tokio::task::block_in_place(|| karpdoctor(&["node", node], &env));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("stops here: KD4101 disruption-blocked"),
+        "{text}"
+    );
+    for args in [
+        &["node", "ip-10-0-0-1.ec2.internal"][..],
+        &["node", "a/b"][..],
+    ] {
+        let out = tokio::task::block_in_place(|| karpdoctor(args, &env));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+
+    // A node deleting for three hours behind a do-not-disrupt pod: the deletion's step.
+    let bundle = read_json(&fixture_bundle("expired-node-held-by-do-not-disrupt-pod"));
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, &bundle).await;
+    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+    let env = live_env(&kc, &emulator.url);
+    let out = tokio::task::block_in_place(|| {
+        karpdoctor(
+            &[
+                "node",
+                "ip-10-7-40-17.us-west-2.compute.internal",
+                "-o",
+                "json",
+            ],
+            &env,
+        )
+    });
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let chain: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let chain = &chain["nodes"][0];
+    let steps = steps_of(chain);
+    assert_eq!(
+        steps[4],
+        ("deleting".to_string(), "failed".to_string()),
+        "{chain}"
+    );
+    assert_eq!(steps[5].0, "held by", "{chain}");
+    assert!(
+        chain["steps"][5]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("do-not-disrupt"),
+        "{chain}"
+    );
+    assert_eq!(chain["owner"]["code"], "KD4102");
+}
+
 /// kube's `read_timeout` once timed out idle pooled connections: a request sent on one that had
 /// waited longer than the request timeout failed at once (the CI failure of the stalled-AWS
 /// test). The guard's client bounds each request instead; an idle connection is reused
@@ -629,9 +785,9 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
         passed,
         [
             "KD1001", "KD1002", "KD1003", "KD1005", "KD1006", "KD1007", "KD1008", "KD1009",
-            "KD3006", "KD3008", "KD4001", "KD4002", "KD4004", "KD4005", "KD4102", "KD4104",
-            "KD5007", "KD5008", "KD6001", "KD6002", "KD6003", "KD6004", "KD6006", "KD6007",
-            "KD6008", "KD7003", "KD8001", "KD8002", "KD8003", "KD9001"
+            "KD3006", "KD3008", "KD4001", "KD4002", "KD4004", "KD4005", "KD4101", "KD4102",
+            "KD4104", "KD5007", "KD5008", "KD6001", "KD6002", "KD6003", "KD6004", "KD6006",
+            "KD6007", "KD6008", "KD7003", "KD8001", "KD8002", "KD8003", "KD9001"
         ],
         "{report}"
     );

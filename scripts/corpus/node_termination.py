@@ -1,5 +1,5 @@
-# KD4102 nodes-stuck-terminating, from the threads in docs/disruption.md's appendix (KD4102 1
-# and 2, and its quiet shapes). Uses node_capacity.py's _nc_claim and _nc_node.
+# The disruption checks (KD4101, KD4102, KD4104), from the threads in docs/disruption.md's
+# appendix and their quiet shapes. Uses node_capacity.py's _nc_claim and _nc_node.
 import copy
 
 _NT_DISRUPTED = {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}
@@ -129,3 +129,147 @@ write("healthy-budgets-freeze-windows", bundle(
     "Healthy: the default NodePool freezes disruption during business hours with a scheduled nodes: \"0\" budget beside an always-active nodes: 10% (Karpenter's documented example); a batch pool is frozen on weekends only, by design unlimited otherwise.",
     nps=[_nt_pool2, _nt_pool]),  # listed by name, as the API server lists them
     [])
+
+# ---------------------------------------------------------------------------------------------
+# KD4101 disruption-blocked.
+
+
+def _nt_wanted(c, drifted=None, consolidatable=None, tgp=None, reason="AMIDrift"):
+    """A NodeClaim Karpenter wants gone: Drifted and/or Consolidatable since the given times."""
+    c = copy.deepcopy(c)
+    c["metadata"]["labels"].update({"topology.kubernetes.io/zone": "us-west-2a", "karpenter.sh/capacity-type": "on-demand"})
+    if drifted:
+        c["status"]["conditions"].append({"type": "Drifted", "status": "True", "reason": reason, "message": "", "lastTransitionTime": drifted})
+    if consolidatable:
+        c["status"]["conditions"].append({"type": "Consolidatable", "status": "True", "reason": "Consolidatable", "message": "", "lastTransitionTime": consolidatable})
+    if tgp:
+        c["spec"]["terminationGracePeriod"] = tgp
+    return c
+
+
+def _nt_ds_pod(n, suffix):
+    return _nt_pod("aws-node-" + suffix, "kube-system", n, {"k8s-app": "aws-node"}, owner=("DaemonSet", "aws-node"))
+
+
+# kubernetes-sigs/karpenter#2802: a node has been Consolidatable for a day ("Unconsolidatable x86
+# over 23h"); Karpenter's DisruptionBlocked event names PDB default/nginx-test-pdb, minAvailable 1
+# over one bare pod (no controller), so it never allows an eviction. The NodePool sets
+# terminationGracePeriod 1h, which lets drift past such a pod but never consolidation.
+_nt_n = "ip-10-7-3-88.us-west-2.compute.internal"
+_nt_bare = {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "nginx-test-pdb-pod", "namespace": "default", "uid": "b1c2d3e4-nginx-test-pdb-pod", "labels": {"app": "nginx-test"}},
+            "spec": {"nodeName": _nt_n},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-22T09:00:00Z"}],
+                       "containerStatuses": [{"name": "nginx", "ready": True, "restartCount": 0}]}}
+_nt_pool = nodepool()
+_nt_pool["spec"]["template"]["spec"]["terminationGracePeriod"] = "1h"
+write("consolidation-held-by-pdb-on-bare-pod", bundle(
+    "A node has been Consolidatable for a day and is never consolidated (kubernetes-sigs/karpenter#2802): a bare pod on it (no controller) is covered by PodDisruptionBudget default/nginx-test-pdb with minAvailable 1, which can never allow an eviction. The NodePool's terminationGracePeriod lets drift past such a pod, never consolidation.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_wanted(_nc_claim("default-pdb28", _nt_n), consolidatable="2026-11-22T11:00:00Z", tgp="1h")]),
+               fact({"node": {"name": _nt_n}}, _nc_node(_nt_n)),
+               fact({"nodePods": {"node": _nt_n}}, [_nt_bare, _nt_ds_pod(_nt_n, "p2k8d")]),
+               fact("podDisruptionBudgets", [_nt_pdb("nginx-test-pdb", "default", {"app": "nginx-test"}, 1, 1, 1, 0)]),
+               fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=nginx-test"}}, [_nt_bare])]),
+    # Warnings only: the PDB can never allow a disruption (KD4104), and the node it holds
+    # (KD4101) is linked to it.
+    ["KD4101", "KD4104"], exit_code=0, roots=[])
+
+# kubernetes-sigs/karpenter#1939 (v1.0.8, "budgets ignored?"): budgets [{schedule "0 8 * * mon-fri",
+# duration 8h, nodes 10%, reasons [Empty, Underutilized]}, {nodes "0", reasons [Drifted]}]. The
+# Drifted budget of "0" has no schedule, so the nodes an AMI release drifted are never replaced;
+# and Empty/Underutilized are unlimited outside the weekday window.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s",
+                                  "budgets": [{"nodes": "10%", "reasons": ["Empty", "Underutilized"], "schedule": "0 8 * * mon-fri", "duration": "8h"},
+                                              {"nodes": "0", "reasons": ["Drifted"]}]}
+_nt_names = ["ip-10-7-%d-%d.us-west-2.compute.internal" % (i, 40 + i) for i in (11, 12, 13)]
+write("drift-frozen-by-zero-budget", bundle(
+    "Three nodes drifted by an AMI release three days ago are still there (kubernetes-sigs/karpenter#1939): the NodePool's only budget for Drifted is nodes: \"0\" with no schedule, so Karpenter never replaces a drifted node. Its other budget, 10% for Empty and Underutilized from 08:00 for 8h on weekdays, leaves those reasons unlimited outside the window.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_wanted(_nc_claim("default-dr%02d" % i, n), drifted="2026-11-20T06:10:00Z") for i, n in enumerate(_nt_names)])]
+    + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]
+    + [fact({"nodePods": {"node": n}}, [_nt_pod("web-7d9c8b6f5-%03d" % i, "shop", n, {"app": "web"}), _nt_ds_pod(n, "d%03d" % i)]) for i, n in enumerate(_nt_names)]),
+    ["KD4101", "KD4104"], exit_code=0, roots=[])
+
+# kubernetes-sigs/karpenter#2423 (fixed in 1.5.4 and 1.6.3 by #2450 and #2459): on core 1.5.0-1.5.3
+# and 1.6.0-1.6.1 (AWS 1.5.0-1.5.3, 1.6.0-1.6.2) the drift method skips empty candidates, leaving
+# them to consolidation; with consolidateAfter: Never consolidation never comes. Karpenter 1.6.1,
+# an AMI release two days ago: the nodes with pods were replaced, the one running only DaemonSet
+# pods is still Drifted.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"}
+_nt_n = "ip-10-7-21-5.us-west-2.compute.internal"
+write("empty-drifted-node-kept-by-release-defect", bundle(
+    "Karpenter 1.6.1 with consolidateAfter: Never: an AMI release drifted the NodePool's nodes two days ago, the nodes with pods were replaced, and the one running only DaemonSet pods is still there. Karpenter 1.5.0-1.5.3 and 1.6.0-1.6.2 leave empty drifted nodes to consolidation, which this NodePool has turned off (kubernetes-sigs/karpenter#2423, fixed in 1.5.4 and 1.6.3).",
+    dep=[deployment(image="public.ecr.aws/karpenter/controller:1.6.1@sha256:7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b")],
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_wanted(_nc_claim("default-emp61", _nt_n), drifted="2026-11-21T08:30:00Z")]),
+               fact({"node": {"name": _nt_n}}, _nc_node(_nt_n)),
+               fact({"nodePods": {"node": _nt_n}}, [_nt_ds_pod(_nt_n, "v7c2x")])]),
+    ["KD4101"], exit_code=0, roots=[])
+
+# Quiet (docs/disruption.md, KD4101's quiet shapes): an AMI release drifted four nodes; the
+# default budget (10% of 4 = 1 at a time) is taken by the node being replaced now, so the other
+# three wait their turn; a node Consolidatable for three hours holds a Job's do-not-disrupt pod,
+# which ends by itself; a drifted node with terminationGracePeriod under a PDB at zero during a
+# rollout is not held by the PDB; one node drifted 20 minutes ago.
+_nt_names = ["ip-10-7-31-%d.us-west-2.compute.internal" % i for i in range(1, 7)]
+_nt_claims = [
+    _nt_deleting(_nt_wanted(_nc_claim("default-rl00", _nt_names[0]), drifted="2026-11-23T07:00:00Z"), "2026-11-23T09:54:00Z",
+                 conditions=[("Drained", "Unknown", "Draining")]),
+    _nt_wanted(_nc_claim("default-rl01", _nt_names[1]), drifted="2026-11-23T07:00:00Z"),
+    _nt_wanted(_nc_claim("default-rl02", _nt_names[2]), drifted="2026-11-23T07:00:00Z"),
+    _nt_wanted(_nc_claim("default-rl03", _nt_names[3]), drifted="2026-11-23T07:00:00Z", tgp="1h"),
+    _nt_wanted(_nc_claim("batch-jb04", _nt_names[4], pool="batch"), consolidatable="2026-11-23T07:00:00Z"),
+    _nt_wanted(_nc_claim("batch-jb05", _nt_names[5], pool="batch"), drifted="2026-11-23T09:40:00Z"),
+]
+_nt_pool2 = nodepool("batch")
+_nt_pool2["spec"]["disruption"]["budgets"] = [{"nodes": "2"}]
+_nt_rollout = _nt_pdb("api", "shop", {"app": "api"}, 2, 1, 3, 0)
+write("healthy-drift-rolling-under-budget", bundle(
+    "Healthy: an AMI release drifted four nodes of the default NodePool three hours ago; its default budget (10% of 4, one at a time) is taken by the node being replaced now, so the other three wait their turn. A batch node has been Consolidatable for three hours while a Job's pod annotated karpenter.sh/do-not-disrupt finishes, and another drifted 20 minutes ago.",
+    nps=[_nt_pool2, nodepool()],  # listed by name, as the API server lists them
+    overrides=[fact("nodeClaims", _nt_claims),
+               fact({"node": {"name": _nt_names[0]}}, _nt_node(_nt_names[0], "2026-11-23T09:54:00Z"))]
+    + [fact({"node": {"name": n}}, _nc_node(n, pool=("batch" if i >= 4 else "default"))) for i, n in enumerate(_nt_names) if i > 0]
+    + [fact({"nodePods": {"node": n}}, [_nt_pod("web-7d9c8b6f5-r%d" % i, "shop", n, {"app": "web"})]) for i, n in enumerate(_nt_names[:3])]
+    + [fact({"nodePods": {"node": _nt_names[3]}}, [_nt_pod("api-5f6d7c8b9-k2j4h", "shop", _nt_names[3], {"app": "api"})]),
+       fact({"nodePods": {"node": _nt_names[4]}}, [_nt_pod("etl-29372-m4n5b", "batch", _nt_names[4], {"job-name": "etl-29372"}, owner=("Job", "etl-29372"),
+                                                            annotations={"karpenter.sh/do-not-disrupt": "true"})]),
+       fact({"nodePods": {"node": _nt_names[5]}}, [_nt_ds_pod(_nt_names[5], "q9w8e")]),
+       fact("podDisruptionBudgets", [_nt_rollout])]),
+    [])
+
+# aws/karpenter-provider-aws#7521: a node past expireAfter is deleting, held by a pod annotated
+# karpenter.sh/do-not-disrupt with a volume; the NodePool sets no terminationGracePeriod, so the
+# drain waits for it forever.
+_nt_n = "ip-10-7-40-17.us-west-2.compute.internal"
+_nt_since = "2026-11-23T06:45:00Z"
+write("expired-node-held-by-do-not-disrupt-pod", bundle(
+    "A node past its NodePool's expireAfter has been deleting for three hours (aws/karpenter-provider-aws#7521): a StatefulSet's pod with a volume carries karpenter.sh/do-not-disrupt: \"true\", which Karpenter never evicts, and the NodePool sets no terminationGracePeriod, so the drain waits for it forever.",
+    overrides=[fact("nodeClaims", [_nt_deleting(_nc_claim("default-exp21", _nt_n), _nt_since, conditions=[("Drained", "Unknown", "Draining")])]),
+               fact({"node": {"name": _nt_n}}, _nt_node(_nt_n, _nt_since)),
+               fact({"nodePods": {"node": _nt_n}}, [_nt_pod("ledger-0", "payments", _nt_n, {"app": "ledger"}, owner=("StatefulSet", "ledger"),
+                                                            annotations={"karpenter.sh/do-not-disrupt": "true"}), _nt_ds_pod(_nt_n, "t5r4e")])]),
+    ["KD4102"], roots=["KD4102"])
+
+# kubernetes-sigs/karpenter#2984 (open): a drifted node is never replaced; Karpenter's
+# DisruptionBlocked event (x49 over 125m) says "Not all pods would schedule": hubble-relay has a
+# required pod affinity to the node's cilium agent, a DaemonSet pod that the drift simulation
+# does not place, so the simulation fails every pass. Nothing in the objects' state holds it.
+_nt_n = "ip-10-7-52-30.us-west-2.compute.internal"
+_nt_relay = _nt_pod("hubble-relay-6b8f9d7c5-x2x4z", "kube-system", _nt_n, {"k8s-app": "hubble-relay"}, owner=("ReplicaSet", "hubble-relay-6b8f9d7c5"))
+_nt_blocked = {"apiVersion": "v1", "kind": "Event",
+               "metadata": {"name": _nt_n + ".18b0c1d2e3f4a5b6", "namespace": "default", "uid": "0a1b2c3d-2984-4e5f-8a9b-0c1d2e3f4a5b"},
+               "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": _nt_n},
+               "reason": "DisruptionBlocked", "type": "Normal", "count": 49,
+               "message": "Not all pods would schedule, kube-system/hubble-relay-6b8f9d7c5-x2x4z => unsatisfiable topology constraint for pod affinity, key=kubernetes.io/hostname (counts = map[], podDomains = kubernetes.io/hostname Exists, nodeDomains = kubernetes.io/hostname Exists ",
+               "firstTimestamp": "2026-11-23T07:55:00Z", "lastTimestamp": "2026-11-23T09:58:00Z", "source": {"component": "karpenter"}}
+write("drift-blocked-by-scheduling-simulation", bundle(
+    "A node drifted over two hours ago is never replaced (kubernetes-sigs/karpenter#2984): no annotation, PodDisruptionBudget or budget holds it, but Karpenter's DisruptionBlocked event (x49) says not all pods would schedule: hubble-relay requires pod affinity to the node's cilium agent, a DaemonSet pod the drift simulation does not place.",
+    overrides=[fact("nodeClaims", [_nt_wanted(_nc_claim("default-hb29", _nt_n), drifted="2026-11-23T07:50:00Z")]),
+               fact({"node": {"name": _nt_n}}, _nc_node(_nt_n)),
+               fact({"nodePods": {"node": _nt_n}}, [_nt_relay, _nt_ds_pod(_nt_n, "c1l2m")]),
+               fact({"eventsByReason": {"kind": "Node", "reason": "DisruptionBlocked"}}, [_nt_blocked])]),
+    ["KD4101"], exit_code=0, roots=[])

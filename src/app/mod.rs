@@ -4,6 +4,7 @@
 mod commands;
 mod execute;
 mod fleet;
+mod node;
 mod packaging;
 mod pod;
 mod target;
@@ -75,6 +76,7 @@ pub async fn run(cli: Cli) -> u8 {
         }
         Some(Command::Check(args)) => check(args).await,
         Some(Command::Pod(args)) => pod::pod(*args).await,
+        Some(Command::Node(args)) => node::node(*args).await,
         None => check(cli.check).await,
     };
     match result {

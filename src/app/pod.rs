@@ -119,7 +119,7 @@ pub async fn pod(args: PodArgs) -> Result<u8, Error> {
     Ok(code)
 }
 
-fn owner(report: &Report, code: &str) -> Option<Owner> {
+pub(super) fn owner(report: &Report, code: &str) -> Option<Owner> {
     let c = report.checks.iter().find(|c| c.code == code)?;
     Some(Owner {
         code: c.code.clone(),
@@ -344,7 +344,11 @@ fn nominated_step(at: &Option<String>, claim: &str) -> Step {
 
 /// The NodeClaim's Launched, Registered and Initialized steps; the index of the one stuck long
 /// enough for its check to fail (KD6001–KD6003 use the same rules), if any.
-fn claim_steps(claim: &NodeClaim, now: jiff::Timestamp, steps: &mut Vec<Step>) -> Option<usize> {
+pub(super) fn claim_steps(
+    claim: &NodeClaim,
+    now: jiff::Timestamp,
+    steps: &mut Vec<Step>,
+) -> Option<usize> {
     let claim_name = claim.metadata.name.as_deref().unwrap_or("");
     for (i, type_) in ["Launched", "Registered", "Initialized"].iter().enumerate() {
         let Some(c) = claim.status.condition(type_) else {

@@ -84,6 +84,7 @@ checks! {
     /// KD41xx: why nodes Karpenter wants to replace stay, and why it replaces so many
     /// (docs/disruption.md).
     disruption {
+        disruption_blocked::DISRUPTION_BLOCKED,
         nodes_stuck_terminating::NODES_STUCK_TERMINATING,
         settings_ineffective::DISRUPTION_SETTINGS_INEFFECTIVE,
     }

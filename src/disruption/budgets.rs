@@ -105,6 +105,131 @@ pub fn closing_budget(b: &Budget, reason: &str) -> Option<String> {
     ))
 }
 
+/// A budget's schedule as Karpenter parses it: robfig/cron's standard five fields or a
+/// descriptor (`@daily`), evaluated in UTC (core: `Budget.IsActive` prepends `TZ=UTC`). Karpenter
+/// fails closed on a schedule it cannot parse; a schedule this parser rejects is reported as
+/// unreadable rather than guessed at.
+fn schedule(b: &Budget) -> Option<Result<croner::Cron, ()>> {
+    let text = b.schedule.as_deref()?;
+    let parser = croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Disallowed)
+        .build();
+    Some(parser.parse(text.trim()).map_err(|_| ()))
+}
+
+fn utc(t: jiff::Timestamp) -> jiff::Zoned {
+    t.to_zoned(jiff::tz::TimeZone::UTC)
+}
+
+/// Whether the budget limits now: unscheduled budgets always do; a scheduled one from each hit of
+/// its schedule for `duration` (core: active when the first hit after `now - duration` is not
+/// after `now`). `None` when the schedule or duration cannot be read.
+pub fn active(b: &Budget, now: jiff::Timestamp) -> Option<bool> {
+    let Some(cron) = schedule(b) else {
+        return Some(true);
+    };
+    let cron = cron.ok()?;
+    let minutes = duration_minutes(b.duration.as_deref()?)?;
+    let from = now
+        .checked_sub(jiff::SignedDuration::from_mins(i64::from(minutes)))
+        .ok()?;
+    let next = cron.find_next_occurrence(&utc(from), false).ok()?;
+    Some(next.timestamp() <= now)
+}
+
+/// When an active scheduled budget stops limiting: its latest hit plus its duration. `None` for
+/// an unscheduled budget (it never stops) or one that cannot be read.
+pub fn window_end(b: &Budget, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
+    let cron = schedule(b)?.ok()?;
+    let minutes = duration_minutes(b.duration.as_deref()?)?;
+    let hit = cron.find_previous_occurrence(&utc(now), true).ok()?;
+    hit.timestamp()
+        .checked_add(jiff::SignedDuration::from_mins(i64::from(minutes)))
+        .ok()
+}
+
+/// A budget's `nodes` against the pool's count: a percentage rounds up (core:
+/// `GetScaledValueFromIntOrPercent(…, true)`). `None` for a value the API would not admit.
+pub fn scaled(nodes: &str, count: u32) -> Option<u32> {
+    let nodes = nodes.trim();
+    match nodes.strip_suffix('%') {
+        Some(p) => {
+            let p: u32 = p.parse().ok().filter(|p| *p <= 100)?;
+            Some((count * p).div_ceil(100))
+        }
+        None => nodes.parse().ok(),
+    }
+}
+
+/// How many nodes the pool's budgets let Karpenter disrupt for a reason now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allowance {
+    /// The smallest limit among the active budgets for the reason; `None`: unlimited.
+    pub limit: Option<u32>,
+    /// The active budgets that allow none, as written.
+    pub zero: Vec<String>,
+    /// When every one of those stops limiting; `None` when one never does (unscheduled).
+    pub opens: Option<jiff::Timestamp>,
+}
+
+/// The budgets' limit for `reason` over `count` initialized nodes, before the nodes already
+/// being disrupted are subtracted. A pool without budgets has the API's default, 10%. `None`
+/// when a budget cannot be read.
+pub fn allowance(
+    pool: &NodePool,
+    reason: &str,
+    count: u32,
+    now: jiff::Timestamp,
+) -> Option<Allowance> {
+    let default = [Budget {
+        nodes: "10%".to_string(),
+        ..Budget::default()
+    }];
+    let budgets = match pool.spec.disruption.as_ref().map(|d| d.budgets.as_slice()) {
+        Some(bs) if !bs.is_empty() => bs,
+        _ => &default[..],
+    };
+    let mut out = Allowance {
+        limit: None,
+        zero: Vec::new(),
+        opens: None,
+    };
+    let mut never_opens = false;
+    for b in budgets.iter().filter(|b| applies(b, reason)) {
+        if !active(b, now)? {
+            continue;
+        }
+        let n = scaled(&b.nodes, count)?;
+        out.limit = Some(out.limit.map_or(n, |l| l.min(n)));
+        if n == 0 {
+            out.zero.push(describe(b));
+            match window_end(b, now) {
+                Some(end) => out.opens = Some(out.opens.map_or(end, |o| o.max(end))),
+                None => never_opens = true,
+            }
+        }
+    }
+    if never_opens {
+        out.opens = None;
+    }
+    Some(out)
+}
+
+/// A budget as a user wrote it, for evidence.
+pub fn describe(b: &Budget) -> String {
+    let mut parts = vec![format!("nodes: \"{}\"", b.nodes)];
+    if let Some(rs) = &b.reasons {
+        parts.push(format!("reasons: [{}]", rs.join(", ")));
+    }
+    if let Some(s) = &b.schedule {
+        parts.push(format!("schedule: \"{s}\""));
+    }
+    if let Some(d) = &b.duration {
+        parts.push(format!("duration: {d}"));
+    }
+    format!("{{{}}}", parts.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +298,68 @@ mod tests {
         assert_eq!(duration_minutes("1h30m"), Some(90));
         assert_eq!(duration_minutes("45m0s"), Some(45));
         assert_eq!(duration_minutes("x"), None);
+    }
+
+    fn at(t: &str) -> jiff::Timestamp {
+        t.parse().unwrap()
+    }
+
+    fn budget(v: serde_json::Value) -> Budget {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_scheduled_budget_is_active_from_each_hit_for_its_duration_in_utc() {
+        let b = budget(json!({"nodes":"0","schedule":"0 9 * * mon-fri","duration":"8h"}));
+        // 2026-11-27 is a Friday, 2026-11-28 a Saturday.
+        assert_eq!(active(&b, at("2026-11-27T09:00:00Z")), Some(true));
+        assert_eq!(active(&b, at("2026-11-27T16:59:00Z")), Some(true));
+        assert_eq!(active(&b, at("2026-11-27T17:01:00Z")), Some(false));
+        assert_eq!(active(&b, at("2026-11-28T10:00:00Z")), Some(false));
+        assert_eq!(
+            window_end(&b, at("2026-11-27T10:00:00Z")),
+            Some(at("2026-11-27T17:00:00Z"))
+        );
+        // Day of month and day of week both set: either matches (Vixie cron, as robfig/cron).
+        let b = budget(json!({"nodes":"0","schedule":"0 0 1 * sun","duration":"1h"}));
+        assert_eq!(active(&b, at("2026-11-29T00:30:00Z")), Some(true)); // a Sunday
+        assert_eq!(active(&b, at("2026-12-01T00:30:00Z")), Some(true)); // the 1st
+        assert_eq!(active(&b, at("2026-12-02T00:30:00Z")), Some(false));
+        let b = budget(json!({"nodes":"0","schedule":"@daily","duration":"30m"}));
+        assert_eq!(active(&b, at("2026-12-02T00:29:00Z")), Some(true));
+        // Six fields (seconds) are not Karpenter's: unreadable, not guessed.
+        let b = budget(json!({"nodes":"0","schedule":"0 0 9 * * *","duration":"1h"}));
+        assert_eq!(active(&b, at("2026-12-02T09:30:00Z")), None);
+    }
+
+    #[test]
+    fn the_allowance_is_the_smallest_active_limit_rounded_up() {
+        assert_eq!(scaled("10%", 1), Some(1));
+        assert_eq!(scaled("10%", 11), Some(2));
+        assert_eq!(scaled("0%", 50), Some(0));
+        assert_eq!(scaled("3", 50), Some(3));
+        // No budgets: the API's default, 10%.
+        let a = allowance(&pool(json!({})), "Drifted", 20, at("2026-11-27T10:00:00Z")).unwrap();
+        assert_eq!(a.limit, Some(2));
+        // core#1939: Drifted "0" always, a window for the rest.
+        let p = pool(
+            json!({"consolidationPolicy":"WhenEmptyOrUnderutilized","budgets":[
+            {"nodes":"10%","schedule":"0 8 * * mon-fri","duration":"8h","reasons":["Empty","Underutilized"]},
+            {"nodes":"0","reasons":["Drifted"]}]}),
+        );
+        let a = allowance(&p, "Drifted", 20, at("2026-11-27T10:00:00Z")).unwrap();
+        assert_eq!((a.limit, a.opens), (Some(0), None));
+        assert_eq!(a.zero, ["{nodes: \"0\", reasons: [Drifted]}"]);
+        let a = allowance(&p, "Empty", 20, at("2026-11-28T10:00:00Z")).unwrap();
+        assert_eq!(a.limit, None, "outside the window nothing limits");
+        // A freeze opens when its window ends.
+        let p = pool(
+            json!({"budgets":[{"nodes":"0","schedule":"0 9 * * mon-fri","duration":"8h"},{"nodes":"10%"}]}),
+        );
+        let a = allowance(&p, "Drifted", 20, at("2026-11-27T10:00:00Z")).unwrap();
+        assert_eq!(
+            (a.limit, a.opens),
+            (Some(0), Some(at("2026-11-27T17:00:00Z")))
+        );
     }
 }

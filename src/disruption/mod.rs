@@ -2,5 +2,7 @@
 //! docs/disruption.md). Pure: the checks hand in the objects.
 
 pub mod budgets;
+pub mod candidates;
 pub mod pdbs;
+pub mod pods;
 pub mod terminating;

@@ -5,19 +5,15 @@
 //! `terminationGracePeriod` no step has a time limit, so the first step that cannot finish holds
 //! the node forever. This finds that step from the objects' state.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 
-use crate::model::{NodeClaim, pod_ready};
-use crate::scheduling::spread::selector_matches;
+use super::pods::{PdbBlock, do_not_disrupt, owned_by, pdb_blocks, pod_id};
+use crate::model::NodeClaim;
 
 /// Karpenter's own finalizer on NodeClaims and Nodes.
 pub const FINALIZER: &str = "karpenter.sh/termination";
-/// The pod annotation Karpenter never evicts past.
-pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
 /// Written on a deleting NodeClaim with `terminationGracePeriod`: when pods will be deleted
 /// whatever blocks them.
 pub const TERMINATION_TIMESTAMP: &str = "karpenter.sh/nodeclaim-termination-timestamp";
@@ -95,14 +91,6 @@ pub fn stuck(claim: &NodeClaim, now: jiff::Timestamp) -> bool {
     }
 }
 
-fn pod_id(p: &Pod) -> String {
-    format!(
-        "{}/{}",
-        p.metadata.namespace.as_deref().unwrap_or(""),
-        p.metadata.name.as_deref().unwrap_or("")
-    )
-}
-
 /// The pods the drain waits for: not finished, not a DaemonSet's (they tolerate the
 /// disrupted taint in the usual install and are evicted last), not a static pod, and not
 /// already stuck terminating for over a minute (the drain stops waiting for those).
@@ -111,80 +99,13 @@ fn drained(p: &Pod, now: jiff::Timestamp) -> bool {
     if matches!(phase, Some("Succeeded" | "Failed")) {
         return false;
     }
-    let owned_by = |kind: &str| {
-        p.metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|o| o.kind == kind)
-    };
-    if owned_by("DaemonSet") || owned_by("Node") {
+    if owned_by(p, "DaemonSet") || owned_by(p, "Node") {
         return false;
     }
     p.metadata
         .deletion_timestamp
         .as_ref()
         .is_none_or(|d| now.duration_since(d.0).as_secs() <= 60)
-}
-
-fn pdb_id(p: &PodDisruptionBudget) -> String {
-    format!(
-        "{}/{}",
-        p.metadata.namespace.as_deref().unwrap_or(""),
-        p.metadata.name.as_deref().unwrap_or("")
-    )
-}
-
-fn covers(pdb: &PodDisruptionBudget, pod: &Pod) -> bool {
-    if pdb.metadata.namespace != pod.metadata.namespace {
-        return false;
-    }
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    // A PDB without a selector selects nothing (policy/v1).
-    pdb.spec
-        .as_ref()
-        .and_then(|s| s.selector.as_ref())
-        .and_then(|sel| selector_matches(sel, &labels))
-        .unwrap_or(false)
-}
-
-/// Whether the PDB refuses evicting this pod now: it allows no disruption, unless the pod is
-/// not ready and the PDB lets unhealthy pods go (`AlwaysAllow`).
-fn refuses(pdb: &PodDisruptionBudget, pod: &Pod) -> bool {
-    let allowed = pdb.status.as_ref().map(|s| s.disruptions_allowed);
-    if allowed != Some(0) {
-        return false;
-    }
-    let always = pdb
-        .spec
-        .as_ref()
-        .and_then(|s| s.unhealthy_pod_eviction_policy.as_deref())
-        == Some("AlwaysAllow");
-    !always || pod_ready(pod)
-}
-
-fn limit_of(pdb: &PodDisruptionBudget) -> String {
-    let show = |v: &k8s_openapi::apimachinery::pkg::util::intstr::IntOrString| match v {
-        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i) => i.to_string(),
-        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s.clone(),
-    };
-    let spec = pdb.spec.as_ref();
-    let status = pdb.status.as_ref();
-    let rule = match (
-        spec.and_then(|s| s.min_available.as_ref()),
-        spec.and_then(|s| s.max_unavailable.as_ref()),
-    ) {
-        (Some(m), _) => format!("minAvailable {}", show(m)),
-        (None, Some(m)) => format!("maxUnavailable {}", show(m)),
-        (None, None) => "no limit".to_string(),
-    };
-    match status {
-        Some(s) => format!(
-            "{rule}; {} of {} pods healthy, {} needed, 0 disruptions allowed",
-            s.current_healthy, s.expected_pods, s.desired_healthy
-        ),
-        None => rule,
-    }
 }
 
 fn foreign(finalizers: Option<&Vec<String>>) -> Vec<String> {
@@ -214,49 +135,34 @@ pub fn blockers(d: &Deleting, now: jiff::Timestamp) -> Vec<Blocker> {
         let waiting: Vec<&Pod> = d.pods.iter().filter(|p| drained(p, now)).collect();
         let pinned: Vec<String> = waiting
             .iter()
-            .filter(|p| {
-                p.metadata
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(DO_NOT_DISRUPT))
-                    .is_some_and(|v| v == "true")
-            })
+            .filter(|p| do_not_disrupt(p))
             .map(|p| pod_id(p))
             .collect();
         if !pinned.is_empty() {
             out.push(Blocker::DoNotDisrupt { pods: pinned });
         }
-        let mut by_pdb: BTreeMap<String, (String, bool, Vec<String>)> = BTreeMap::new();
-        for pod in &waiting {
-            let covering: Vec<&PodDisruptionBudget> =
-                d.pdbs.iter().filter(|b| covers(b, pod)).collect();
-            if covering.len() > 1 {
-                out.push(Blocker::SeveralPdbs {
-                    pod: pod_id(pod),
-                    pdbs: covering.iter().map(|b| pdb_id(b)).collect(),
-                });
-            } else if let Some(b) = covering.first().filter(|b| refuses(b, pod)) {
-                by_pdb
-                    .entry(pdb_id(b))
-                    .or_insert_with(|| {
-                        (
-                            limit_of(b),
-                            super::pdbs::never_allows(b).is_some(),
-                            Vec::new(),
-                        )
-                    })
-                    .2
-                    .push(pod_id(pod));
+        let mut at_zero = Vec::new();
+        for b in pdb_blocks(waiting.iter().copied(), d.pdbs) {
+            match b {
+                PdbBlock::Several { pod, pdbs } => out.push(Blocker::SeveralPdbs { pod, pdbs }),
+                PdbBlock::AtZero {
+                    pdb,
+                    limit,
+                    never,
+                    pods,
+                } => at_zero.push(Blocker::Pdb {
+                    pdb,
+                    pods,
+                    limit,
+                    never,
+                }),
             }
         }
-        for (pdb, (limit, never, pods)) in by_pdb {
-            out.push(Blocker::Pdb {
-                pdb,
-                pods,
-                limit,
-                never,
-            });
-        }
+        at_zero.sort_by_key(|b| match b {
+            Blocker::Pdb { pdb, .. } => pdb.clone(),
+            _ => String::new(),
+        });
+        out.extend(at_zero);
         // The volumes, once the pods are gone.
         let attachments: Vec<String> = d
             .attachments
@@ -311,6 +217,7 @@ pub fn blockers(d: &Deleting, now: jiff::Timestamp) -> Vec<Blocker> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pods::DO_NOT_DISRUPT;
     use super::*;
     use serde_json::json;
 

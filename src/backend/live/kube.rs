@@ -86,11 +86,7 @@ pub(super) async fn scheduled_pods(
     let listed = list_text(kube, &PODS, bound, |p| {
         let mut out = keep(&p, &["apiVersion", "kind"]);
         out["metadata"] = slim_metadata(&p["metadata"]);
-        // Karpenter never evicts a pod that carries it (docs/disruption.md §3, §5).
-        if let Some(v) = p.pointer("/metadata/annotations/karpenter.sh~1do-not-disrupt") {
-            out["metadata"]["annotations"] =
-                serde_json::json!({ "karpenter.sh/do-not-disrupt": v });
-        }
+        keep_do_not_disrupt(&p, &mut out);
         out["spec"] = keep(&p["spec"], &["nodeName"]);
         out["status"] = keep(&p["status"], &["phase"]);
         Some(out)
@@ -109,7 +105,23 @@ pub(super) async fn node_pods(kube: &Client, node: &str) -> Result<Stored, FactE
     let listed = list_text(kube, &PODS, on_node, |p| {
         let mut out = keep(&p, &["apiVersion", "kind"]);
         out["metadata"] = slim_metadata(&p["metadata"]);
+        keep_do_not_disrupt(&p, &mut out);
         out["spec"] = keep(&p["spec"], &["nodeName"]);
+        // Karpenter never evicts a pod that tolerates its disrupted taint, so no PDB of such a
+        // pod holds the node (docs/disruption.md §4); only those tolerations are kept.
+        let tolerations: Vec<Value> = p["spec"]["tolerations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| {
+                let key = t["key"].as_str().unwrap_or("");
+                key.is_empty() || key == "karpenter.sh/disrupted"
+            })
+            .cloned()
+            .collect();
+        if !tolerations.is_empty() {
+            out["spec"]["tolerations"] = Value::Array(tolerations);
+        }
         let mut status = keep(&p["status"], &["phase", "conditions", "startTime"]);
         let containers: Vec<Value> = p["status"]["containerStatuses"]
             .as_array()
@@ -133,18 +145,37 @@ pub(super) async fn node_pods(kube: &Client, node: &str) -> Result<Stored, FactE
 }
 
 /// Nodes matching a label selector, each cut down to its name, labels, taints, capacity and
-/// allocatable.
+/// allocatable, whether it is Ready and deleting, and Karpenter's do-not-disrupt annotation.
 pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored, FactError> {
     let labels = Some(label_selector).filter(|s| !s.is_empty());
     let listed = list(kube, &NODES, None, labels, |n| {
         let mut out = keep(&n, &["apiVersion", "kind"]);
         out["metadata"] = keep(
             &n["metadata"],
-            &["name", "uid", "labels", "creationTimestamp"],
+            &[
+                "name",
+                "uid",
+                "labels",
+                "creationTimestamp",
+                "deletionTimestamp",
+            ],
         );
+        // A node annotated do-not-disrupt is never a candidate (docs/disruption.md §1.3).
+        keep_do_not_disrupt(&n, &mut out);
         out["spec"] = keep(&n["spec"], &["taints", "unschedulable"]);
-        // What the node offers, against Karpenter's estimate (KD6006).
-        let status = keep(&n["status"], &["capacity", "allocatable"]);
+        // What the node offers, against Karpenter's estimate (KD6006); and whether it is Ready:
+        // a node that is not uses up its pool's disruption budget (docs/disruption.md §2).
+        let mut status = keep(&n["status"], &["capacity", "allocatable"]);
+        let ready: Vec<Value> = n["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["type"] == "Ready")
+            .map(|c| keep(c, &["type", "status"]))
+            .collect();
+        if !ready.is_empty() {
+            status["conditions"] = Value::Array(ready);
+        }
         if status.as_object().is_some_and(|o| !o.is_empty()) {
             out["status"] = status;
         }
@@ -276,6 +307,14 @@ fn keep(from: &Value, fields: &[&str]) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// Karpenter's `karpenter.sh/do-not-disrupt` annotation, the only one kept of a pod or node
+/// (docs/disruption.md §3).
+fn keep_do_not_disrupt(object: &Value, out: &mut Value) {
+    if let Some(v) = object.pointer("/metadata/annotations/karpenter.sh~1do-not-disrupt") {
+        out["metadata"]["annotations"] = serde_json::json!({ "karpenter.sh/do-not-disrupt": v });
+    }
 }
 
 fn slim_metadata(meta: &Value) -> Value {

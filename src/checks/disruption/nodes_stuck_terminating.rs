@@ -109,7 +109,7 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
 
 /// The blocker as a finding's subject and cause; the owners are the checks whose failure
 /// explains it.
-fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static [&'static str]) {
+pub fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static [&'static str]) {
     let pool = pool_of(claim);
     let tgp = if claim.spec.termination_grace_period.is_some() {
         String::new()
