@@ -273,3 +273,52 @@ write("drift-blocked-by-scheduling-simulation", bundle(
                fact({"nodePods": {"node": _nt_n}}, [_nt_relay, _nt_ds_pod(_nt_n, "c1l2m")]),
                fact({"eventsByReason": {"kind": "Node", "reason": "DisruptionBlocked"}}, [_nt_blocked])]),
     ["KD4101"], exit_code=0, roots=[])
+
+# ---------------------------------------------------------------------------------------------
+# KD4103 disruption-churn.
+
+
+def _nt_launched(c, created, conditions=()):
+    c = copy.deepcopy(c)
+    c["metadata"]["creationTimestamp"] = created
+    c["metadata"]["labels"].update({"topology.kubernetes.io/zone": "us-west-2a", "karpenter.sh/capacity-type": "on-demand"})
+    c["status"]["conditions"] += [{"type": t, "status": "True", "reason": r, "message": "", "lastTransitionTime": at} for t, r, at in conditions]
+    return c
+
+
+# aws/karpenter-provider-aws#6913 (v1, triage/solved) and #6211: the organisation's security
+# groups are added to every instance after launch; the EC2NodeClass resolves only its own
+# group, so each new node drifts (SecurityGroupDrift) minutes after it starts and is replaced.
+_nt_names = ["ip-10-7-60-%d.us-west-2.compute.internal" % i for i in (11, 12)]
+_nt_claims = [_nt_launched(_nc_claim("default-sg%d" % i, n), created, [("Drifted", "SecurityGroupDrift", drifted)])
+              for i, (n, created, drifted) in enumerate(zip(_nt_names, ("2026-11-23T09:18:00Z", "2026-11-23T09:33:00Z"),
+                                                             ("2026-11-23T09:24:00Z", "2026-11-23T09:40:00Z")))]
+write("security-groups-added-after-launch-drift-loop", bundle(
+    "Nodes are replaced again and again with SecurityGroupDrift though the EC2NodeClass never changes (aws/karpenter-provider-aws#6913, #6211): the organisation adds its own security groups to every instance after launch, the EC2NodeClass resolves only sg-0123456789abcdef0, and Karpenter drifts any instance whose groups differ, so both NodeClaims launched in the last hour drifted 6 and 7 minutes after they started.",
+    overrides=[fact("nodeClaims", _nt_claims)] + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]),
+    ["KD4103"], exit_code=0, roots=[])
+
+# aws/karpenter-provider-aws#7356 (v1): a new NodePool with consolidateAfter 0s under
+# WhenEmptyOrUnderutilized; its Java pods start slowly, and Karpenter began consolidating a node
+# two minutes after launching it.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s"}
+_nt_n = "ip-10-7-61-20.us-west-2.compute.internal"
+write("consolidation-replaces-nodes-just-launched", bundle(
+    "Karpenter replaces a node two minutes after launching it (aws/karpenter-provider-aws#7356): the NodePool consolidates under WhenEmptyOrUnderutilized with consolidateAfter: 0s, so a node whose Java pods are still starting is judged underutilized at once; its NodeClaim's DisruptionReason (Underutilized) came 2 minutes after its creation.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_launched(_nc_claim("default-jv01", _nt_n), "2026-11-23T09:52:00Z", [("DisruptionReason", "Underutilized", "2026-11-23T09:54:00Z")])]),
+               fact({"node": {"name": _nt_n}}, _nc_node(_nt_n))]),
+    ["KD4103"], exit_code=0, roots=[])
+
+# Quiet: one NodeClaim drifted for its security groups 10 minutes after launch (the class's
+# groups were edited just after it started: once, not a loop), and a node consolidated three
+# hours after launch under consolidateAfter: 0s.
+_nt_names = ["ip-10-7-62-%d.us-west-2.compute.internal" % i for i in (1, 2)]
+write("healthy-replacements-settled", bundle(
+    "Healthy: one NodeClaim drifted for its security groups 10 minutes after launch because the EC2NodeClass's groups were edited just after it started (a single rollout, not a loop), and Karpenter consolidates a node three hours after launching it under consolidateAfter: 0s.",
+    overrides=[fact("nodeClaims", [
+        _nt_launched(_nc_claim("default-sg9", _nt_names[0]), "2026-11-23T09:30:00Z", [("Drifted", "SecurityGroupDrift", "2026-11-23T09:40:00Z")]),
+        _nt_launched(_nc_claim("default-ok2", _nt_names[1]), "2026-11-23T06:50:00Z", [("DisruptionReason", "Underutilized", "2026-11-23T09:58:00Z")])])]
+    + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]),
+    [])

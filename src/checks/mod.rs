@@ -86,6 +86,7 @@ checks! {
     disruption {
         disruption_blocked::DISRUPTION_BLOCKED,
         nodes_stuck_terminating::NODES_STUCK_TERMINATING,
+        churn::DISRUPTION_CHURN,
         settings_ineffective::DISRUPTION_SETTINGS_INEFFECTIVE,
     }
     /// KD5xxx: whether nodes Karpenter launches can join the cluster: their role must be mapped

@@ -3,6 +3,7 @@
 
 pub mod budgets;
 pub mod candidates;
+pub mod churn;
 pub mod pdbs;
 pub mod pods;
 pub mod terminating;
