@@ -2,7 +2,9 @@
 //! the data, not the set of facts: at factor 1, 1,250 NodeClaims with their nodes, 12,500
 //! NodeClaim events, 250 subnets, 250 security groups, and 5 NodePools with 5 EC2NodeClasses.
 //! Everything generated is healthy: a run over it must conclude exactly what it concludes over
-//! the base bundle.
+//! the base bundle. One NodeClaim in ten is drifted and waits its turn behind its NodePool's
+//! budget (one node at a time, taken by a replacement in progress), with its pods under a
+//! PodDisruptionBudget, so the disruption checks judge every one of them.
 
 use serde_json::{Value, json};
 
@@ -16,6 +18,8 @@ pub const NODEPOOLS: usize = 5;
 /// scheduling checks judge every one of them and conclude nothing is wrong.
 pub const PENDING_PODS: usize = 1_250;
 pub const PODS_PER_OWNER: usize = 100;
+/// One NodeClaim in this many is a drifted candidate for replacement.
+pub const DRIFTED_EVERY: usize = 10;
 
 /// What one generated bundle holds, for the benchmark's report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +103,9 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
             p["spec"]["template"]["spec"]["nodeClassRef"]["name"] = json!(format!("class-{i}"));
             // Room for every generated NodeClaim: a limit reached is a finding, not scale.
             p["spec"]["limits"] = json!({"cpu": "1000000", "memory": "100000Ti"});
+            // Drift one node at a time: the drifted candidates wait behind the replacement in
+            // progress, as intended.
+            p["spec"]["disruption"]["budgets"] = json!([{"nodes": "1"}]);
             p
         })
         .collect();
@@ -133,6 +140,8 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
 
     let mut claims = Vec::with_capacity(size.nodeclaims);
     let mut nodes = Vec::with_capacity(size.nodeclaims);
+    let mut listed = Vec::with_capacity(size.nodeclaims);
+    let mut node_pods = Vec::new();
     for i in 0..size.nodeclaims {
         let pool = format!("pool-{}", i % size.nodepools.max(1));
         let name = format!("{pool}-{i:06}");
@@ -144,22 +153,72 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         );
         let (az, _) = zone(i);
         let since = "2026-11-22T08:00:00Z";
-        let conditions: Vec<Value> = ["Launched", "Registered", "Initialized", "Ready"]
+        let mut conditions: Vec<Value> = ["Launched", "Registered", "Initialized", "Ready"]
             .iter()
             .map(|t| json!({"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": since}))
             .collect();
+        // The first NodeClaim of each pool is being replaced now (deleted five minutes ago);
+        // one in ten of the others drifted three hours ago and waits.
+        let replacing = i < size.nodepools;
+        let drifted = !replacing && i % DRIFTED_EVERY == 0;
+        if drifted {
+            conditions.push(json!({"type": "Drifted", "status": "True", "reason": "AMIDrift", "message": "", "lastTransitionTime": "2026-11-23T07:00:00Z"}));
+            let owner = format!("api-{:03}", i / DRIFTED_EVERY % 50);
+            node_pods.push(json!({
+                "fact": {"nodePods": {"node": node}},
+                "value": [{
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": format!("{owner}-6d5c4b3a2-{i:05x}"),
+                        "namespace": "shop",
+                        "uid": format!("00000000-0000-4000-a000-{i:012x}"),
+                        "labels": {"app": owner},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{owner}-6d5c4b3a2"), "uid": "2", "controller": true}],
+                    },
+                    "spec": {"nodeName": node},
+                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                }],
+            }));
+        }
+        let deleted = replacing.then_some("2026-11-23T09:55:00Z");
+        let mut claim_meta = json!({
+            "name": name,
+            "labels": {
+                "karpenter.sh/nodepool": pool,
+                "karpenter.k8s.aws/ec2nodeclass": format!("class-{}", i % size.nodepools.max(1)),
+                "node.kubernetes.io/instance-type": "m5.2xlarge",
+                "topology.kubernetes.io/zone": az,
+            },
+        });
+        if let Some(at) = deleted {
+            claim_meta["deletionTimestamp"] = json!(at);
+            claim_meta["finalizers"] = json!(["karpenter.sh/termination"]);
+        }
+        let node_labels = json!({
+            "kubernetes.io/hostname": node,
+            "kubernetes.io/arch": "amd64",
+            "topology.kubernetes.io/zone": az,
+            "karpenter.sh/nodepool": pool,
+            "karpenter.sh/initialized": "true",
+            "karpenter.sh/registered": "true",
+        });
+        let mut node_meta = json!({"name": node, "labels": node_labels});
+        if let Some(at) = deleted {
+            node_meta["deletionTimestamp"] = json!(at);
+        }
+        // The Nodes list as karpdoctor cuts it: name, labels, deletion and readiness.
+        listed.push(json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": node_meta.clone(),
+            "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }));
         claims.push(json!({
             "apiVersion": "karpenter.sh/v1",
             "kind": "NodeClaim",
-            "metadata": {
-                "name": name,
-                "labels": {
-                    "karpenter.sh/nodepool": pool,
-                    "karpenter.k8s.aws/ec2nodeclass": format!("class-{}", i % size.nodepools.max(1)),
-                    "node.kubernetes.io/instance-type": "m5.2xlarge",
-                    "topology.kubernetes.io/zone": az,
-                },
-            },
+            "metadata": claim_meta,
             "spec": {
                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": format!("class-{}", i % size.nodepools.max(1))},
                 "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
@@ -177,14 +236,7 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
             "value": {
                 "apiVersion": "v1",
                 "kind": "Node",
-                "metadata": {"name": node, "labels": {
-                    "kubernetes.io/hostname": node,
-                    "kubernetes.io/arch": "amd64",
-                    "topology.kubernetes.io/zone": az,
-                    "karpenter.sh/nodepool": pool,
-                    "karpenter.sh/initialized": "true",
-                    "karpenter.sh/registered": "true",
-                }},
+                "metadata": node_meta,
                 "status": {"conditions": [{"type": "Ready", "status": "True"}]},
             },
         }));
@@ -260,6 +312,18 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         })
         .collect();
 
+    // The drifted nodes' workloads, each under a PodDisruptionBudget allowing one eviction.
+    let pdbs: Vec<Value> = (0..50)
+        .map(|i| {
+            json!({
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": format!("api-{i:03}"), "namespace": "shop", "uid": format!("00000000-0000-4000-b000-{i:012x}")},
+                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": format!("api-{i:03}")}}},
+                "status": {"disruptionsAllowed": 1, "currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3},
+            })
+        })
+        .collect();
     let events_key = json!({"events": {"kind": "NodeClaim", "namespace": null}});
     let pod_events_key = json!({"events": {"kind": "Pod", "namespace": null}});
     for (key, value) in [
@@ -270,6 +334,7 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         (json!("nodeClaims"), Value::Array(claims)),
         (events_key, Value::Array(events)),
         (json!("pendingPods"), Value::Array(pending)),
+        (json!("podDisruptionBudgets"), Value::Array(pdbs)),
         (pod_events_key, Value::Array(Vec::new())),
         (
             json!({"eventsByReason": {"kind": "Pod", "reason": "Nominated"}}),
@@ -280,6 +345,16 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
         facts.push(json!({"fact": key, "value": value}));
     }
     facts.extend(nodes);
+    facts.extend(node_pods);
+    // The Nodes list keeps the base's own nodes (a managed node group's) beside the grown ones.
+    let list_key = json!({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}});
+    match facts.iter_mut().find(|f| f["fact"] == list_key) {
+        Some(f) => match f["value"].as_array_mut() {
+            Some(v) => v.extend(listed),
+            None => f["value"] = Value::Array(listed),
+        },
+        None => facts.push(json!({"fact": list_key, "value": listed})),
+    }
     if let Some(d) = bundle.get_mut("description") {
         *d = json!(format!(
             "fixtures/healthy grown {factor}×: {} NodeClaims and nodes, {} events, {} subnets, {} security groups, {} NodePools and EC2NodeClasses, {} pending pods of {} Deployments",
@@ -337,9 +412,15 @@ mod tests {
             assert_eq!(count(&b, &events), size.events);
             assert_eq!(count(&b, &json!("pendingPods")), size.pending_pods);
             let facts = b["facts"].as_array().map_or(0, Vec::len);
-            // Eight grown facts (three of them new), one kept, the (empty) Nominated events,
-            // one node per NodeClaim.
-            assert_eq!(facts, 10 + size.nodeclaims);
+            // Ten grown facts (five of them new: the base has no Nodes list), one kept, the
+            // (empty) Nominated events, one node per NodeClaim, the pods of each drifted node.
+            let drifted = (size.nodepools..size.nodeclaims)
+                .filter(|i| i % DRIFTED_EVERY == 0)
+                .count();
+            assert_eq!(facts, 12 + size.nodeclaims + drifted);
+            assert_eq!(count(&b, &json!("podDisruptionBudgets")), 50);
+            let list = json!({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}});
+            assert_eq!(count(&b, &list), size.nodeclaims);
             // Each NodePool points at a class that exists, its own.
             let values = |key: &str| {
                 b["facts"]
