@@ -314,11 +314,13 @@ write("consolidation-replaces-nodes-just-launched", bundle(
 # Quiet: one NodeClaim drifted for its security groups 10 minutes after launch (the class's
 # groups were edited just after it started: once, not a loop), and a node consolidated three
 # hours after launch under consolidateAfter: 0s.
-_nt_names = ["ip-10-7-62-%d.us-west-2.compute.internal" % i for i in (1, 2)]
+_nt_names = ["ip-10-7-62-%d.us-west-2.compute.internal" % i for i in (1, 2, 3)]
 write("healthy-replacements-settled", bundle(
-    "Healthy: one NodeClaim drifted for its security groups 10 minutes after launch because the EC2NodeClass's groups were edited just after it started (a single rollout, not a loop), and Karpenter consolidates a node three hours after launching it under consolidateAfter: 0s.",
+    "Healthy: one NodeClaim drifted for its security groups 10 minutes after launch because the EC2NodeClass's groups were edited just after it started (a single rollout, not a loop); Karpenter consolidates a node three hours after launching it under consolidateAfter: 0s; and a node drifted three hours ago is being replaced now (DisruptionReason Drifted), waiting for its replacement.",
     overrides=[fact("nodeClaims", [
         _nt_launched(_nc_claim("default-sg9", _nt_names[0]), "2026-11-23T09:30:00Z", [("Drifted", "SecurityGroupDrift", "2026-11-23T09:40:00Z")]),
-        _nt_launched(_nc_claim("default-ok2", _nt_names[1]), "2026-11-23T06:50:00Z", [("DisruptionReason", "Underutilized", "2026-11-23T09:58:00Z")])])]
+        _nt_launched(_nc_claim("default-ok2", _nt_names[1]), "2026-11-23T06:50:00Z", [("DisruptionReason", "Underutilized", "2026-11-23T09:58:00Z")]),
+        _nt_launched(_nc_claim("default-dr3", _nt_names[2]), "2026-11-22T06:50:00Z", [("Drifted", "AMIDrift", "2026-11-23T07:00:00Z"),
+                                                                                         ("DisruptionReason", "Drifted", "2026-11-23T09:57:00Z")])])]
     + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]),
     [])

@@ -142,6 +142,15 @@ fn not_wanted(
     now: jiff::Timestamp,
 ) -> (StepState, String) {
     let held = |t: &str| claim.status.condition(t).filter(|c| c.status == "True");
+    if let Some(c) = held("DisruptionReason") {
+        return (
+            StepState::Waiting,
+            format!(
+                "Karpenter is disrupting it now ({}): the node is tainted karpenter.sh/disrupted and waits for its replacement to initialize",
+                c.reason
+            ),
+        );
+    }
     if let Some(c) = held("Drifted") {
         return (
             StepState::Waiting,

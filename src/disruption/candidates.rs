@@ -63,7 +63,7 @@ pub fn wanted(
         .status
         .condition("Initialized")
         .is_some_and(|c| c.status == "True");
-    if !initialized {
+    if !initialized || disrupting(claim) {
         return None;
     }
     let held = |t: &str| {
@@ -88,6 +88,16 @@ pub fn wanted(
         None => true,
     };
     underutilized.then_some((Reason::Underutilized, since))
+}
+
+/// Whether Karpenter is disrupting the claim now: a command has started (`DisruptionReason=True`,
+/// 1.2+, with the `karpenter.sh/disrupted` taint) and waits for its replacement; it is cleared if
+/// the command fails. Such a node is no longer waiting, and it uses its pool's budget.
+pub fn disrupting(claim: &NodeClaim) -> bool {
+    claim
+        .status
+        .condition("DisruptionReason")
+        .is_some_and(|c| c.status == "True")
 }
 
 /// What holds a candidate, in the order Karpenter checks it.
@@ -197,7 +207,9 @@ pub fn pool_use(
         u.count += 1;
         let deleting = claim.metadata.deletion_timestamp.is_some()
             || node.is_some_and(|n| n.metadata.deletion_timestamp.is_some());
-        if deleting {
+        if disrupting(claim) && !deleting {
+            u.progressing.push(name);
+        } else if deleting {
             if stuck(claim, now) {
                 u.stuck.push(name);
             } else {
@@ -378,6 +390,16 @@ mod tests {
             None,
         );
         assert_eq!(wanted(&fresh, &p, false, now()), None);
+        // Being replaced now (a command started): no longer waiting.
+        let moving = claim(
+            json!([
+                cond("Initialized", "2026-11-01T00:00:00Z"),
+                cond("Drifted", "2026-11-27T08:00:00Z"),
+                cond("DisruptionReason", "2026-11-27T09:55:00Z")
+            ]),
+            None,
+        );
+        assert_eq!(wanted(&moving, &p, false, now()), None);
         // WhenEmpty: a consolidatable node with pods is not a candidate; an empty one is.
         let cons = claim(
             json!([

@@ -12,7 +12,7 @@ use crate::check::prelude::*;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::candidates::{
-    BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, expected, node_annotated,
+    BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected, node_annotated,
     pool_use, reschedulable, wanted,
 };
 use crate::iam::reference::Version;
@@ -48,6 +48,7 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
     let maybe: Vec<&NodeClaim> = claims
         .iter()
         .filter(|c| c.metadata.deletion_timestamp.is_none() && node_of(c).is_some())
+        .filter(|c| !disrupting(c))
         .filter(|c| condition_held(c, "Drifted", now) || condition_held(c, "Consolidatable", now))
         .collect();
     if maybe.is_empty() {
