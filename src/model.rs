@@ -493,6 +493,18 @@ pub struct NodeClaimResources {
     pub requests: BTreeMap<String, Value>,
 }
 
+impl NodeClaim {
+    /// The NodePool the claim belongs to (its `karpenter.sh/nodepool` label); empty without it.
+    pub fn pool(&self) -> &str {
+        self.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("karpenter.sh/nodepool"))
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+}
+
 impl NodeClaimResources {
     fn is_empty(&self) -> bool {
         self.requests.is_empty()

@@ -314,11 +314,7 @@ async fn pod_chains_follow_a_pod_to_where_it_stops() {
             &record_arg,
         ],
     );
-    let emulator = Emulator::start();
-    seed_aws(&emulator.url, &bundle).await;
-    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
-        .await
-        .unwrap();
+    let (emulator, server) = serve(&bundle).await;
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
     let kc = kubeconfig.display().to_string();
@@ -396,11 +392,7 @@ async fn pod_chains_follow_a_pod_to_where_it_stops() {
     let bundle = read_json(&fixture_bundle(
         "healthy-pending-nominated-to-launching-nodeclaim",
     ));
-    let emulator = Emulator::start();
-    seed_aws(&emulator.url, &bundle).await;
-    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
-        .await
-        .unwrap();
+    let (emulator, server) = serve(&bundle).await;
     std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
     let env = live_env(&kc, &emulator.url);
     let out = tokio::task::block_in_place(|| {
@@ -460,11 +452,7 @@ async fn node_chains_name_what_holds_a_node() {
     };
 
     let bundle = read_json(&fixture_bundle("drift-frozen-by-zero-budget"));
-    let emulator = Emulator::start();
-    seed_aws(&emulator.url, &bundle).await;
-    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
-        .await
-        .unwrap();
+    let (emulator, server) = serve(&bundle).await;
     std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
     let env = live_env(&kc, &emulator.url);
     let node = "ip-10-7-11-51.us-west-2.compute.internal";
@@ -546,11 +534,7 @@ async fn node_chains_name_what_holds_a_node() {
 
     // A node deleting for three hours behind a do-not-disrupt pod: the deletion's step.
     let bundle = read_json(&fixture_bundle("expired-node-held-by-do-not-disrupt-pod"));
-    let emulator = Emulator::start();
-    seed_aws(&emulator.url, &bundle).await;
-    let server = TestServer::start(Cluster::from_bundle(&bundle), 0, std::time::Duration::ZERO)
-        .await
-        .unwrap();
+    let (emulator, server) = serve(&bundle).await;
     std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
     let env = live_env(&kc, &emulator.url);
     let out = tokio::task::block_in_place(|| {
@@ -1024,6 +1008,16 @@ async fn record_simulations() {
             std::fs::write(&out, format!("{text}\n")).unwrap();
         }
     }
+}
+
+/// An emulator seeded with the bundle's AWS state and a test API server holding its cluster.
+async fn serve(bundle: &serde_json::Value) -> (Emulator, TestServer) {
+    let emulator = Emulator::start();
+    seed_aws(&emulator.url, bundle).await;
+    let server = TestServer::start(Cluster::from_bundle(bundle), 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    (emulator, server)
 }
 
 fn run_live(

@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::bundle::Bundle;
 use crate::check::CheckCx;
+use crate::checks::common::codes;
 use crate::checks::common::nodeclaim::pool_of;
 use crate::checks::disruption::disruption_blocked::{self, DISRUPTION_BLOCKED};
 use crate::checks::disruption::nodes_stuck_terminating;
@@ -204,7 +205,11 @@ async fn chain_of(
         ),
     }];
     if let Some(i) = claim_steps(claim, now, &mut steps) {
-        let code = ["KD6001", "KD6002", "KD6003"][i];
+        let code = [
+            codes::NODECLAIM_LAUNCH_FAILED,
+            codes::NODECLAIM_NOT_REGISTERED,
+            codes::NODECLAIM_NOT_INITIALIZED,
+        ][i];
         return Ok(finish(claim, steps, owner(report, code)));
     }
     // Launching, registering or initializing: nothing to disrupt yet.
@@ -289,7 +294,9 @@ async fn chain_of(
             });
         }
         steps.extend(said);
-        let owner = held.then(|| owner(report, "KD4102")).flatten();
+        let owner = held
+            .then(|| owner(report, codes::NODES_STUCK_TERMINATING))
+            .flatten();
         return Ok(finish(claim, steps, owner));
     }
 
@@ -359,7 +366,7 @@ async fn chain_of(
         let intended = expected(b);
         let state = match (i, intended) {
             (0, false) => {
-                owner_code = Some("KD4101");
+                owner_code = Some(codes::DISRUPTION_BLOCKED);
                 StepState::Failed
             }
             _ => StepState::Waiting,

@@ -196,14 +196,7 @@ pub fn pool_use(
             .or(claim.metadata.name.as_deref())
             .unwrap_or("")
             .to_string();
-        let pool = claim
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get("karpenter.sh/nodepool"))
-            .cloned()
-            .unwrap_or_default();
-        let u = out.entry(pool).or_default();
+        let u = out.entry(claim.pool().to_string()).or_default();
         u.count += 1;
         let deleting = claim.metadata.deletion_timestamp.is_some()
             || node.is_some_and(|n| n.metadata.deletion_timestamp.is_some());

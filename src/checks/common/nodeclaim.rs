@@ -21,13 +21,7 @@ pub fn object(claim: &NodeClaim) -> String {
 
 /// The NodePool a NodeClaim belongs to (its label).
 pub fn pool_of(claim: &NodeClaim) -> &str {
-    claim
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get("karpenter.sh/nodepool"))
-        .map(String::as_str)
-        .unwrap_or("")
+    claim.pool()
 }
 
 /// A NodeClaim whose node registered long enough ago to have settled, with that Node.

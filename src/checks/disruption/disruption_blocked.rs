@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Node;
 
 use crate::check::prelude::*;
+use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::candidates::{
@@ -246,7 +247,7 @@ pub fn describe(
                 pdb.split_once('/').map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}")),
                 vec![("pods", pods.join(", ")), ("pdb", limit.clone())],
             ),
-            if *never { &["KD4104"] } else { &[] },
+            if *never { &[codes::DISRUPTION_SETTINGS_INEFFECTIVE] } else { &[] },
         ),
         Blocker::SeveralPdbs { pod, pdbs } => (
             format!("pod {pod}"),
@@ -297,15 +298,18 @@ pub fn describe(
                     Some(format!("kubectl get nodeclaims -l karpenter.sh/nodepool={np}")),
                     evidence,
                 ),
-                if stuck.is_empty() { &[] } else { &["KD4102"] },
+                if stuck.is_empty() { &[] } else { &[codes::NODES_STUCK_TERMINATING] },
             )
         }
         Blocker::EmptyDriftDefect { version } => (
             format!("Karpenter {version}"),
             cause(
                 format!("Karpenter {version} does not replace an empty drifted node that consolidation does not remove (kubernetes-sigs/karpenter#2423)"),
-                "The drift method of Karpenter 1.5.0–1.5.3 and 1.6.0–1.6.2 skips empty nodes and leaves them to consolidation, which does not remove them when consolidateAfter is Never or long, or its budget is 0. Upgrade to 1.5.4, 1.6.3 or later; until then delete these nodes by hand (kubectl delete nodeclaim NAME)".to_string(),
-                None,
+                "The drift method of Karpenter 1.5.0–1.5.3 and 1.6.0–1.6.2 skips empty nodes and leaves them to consolidation, which does not remove them when consolidateAfter is Never or long, or its budget is 0. Upgrade to 1.5.4, 1.6.3 or later (the CRD chart first, as for any upgrade); until then delete these nodes by hand (kubectl delete nodeclaim NAME)".to_string(),
+                Some(format!(
+                    "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version {} --namespace NAMESPACE --reuse-values",
+                    if version.1 == 5 { "1.5.4" } else { "1.6.3" }
+                )),
                 vec![],
             ),
             &[],
@@ -318,7 +322,7 @@ pub fn describe(
                 None,
                 vec![],
             ),
-            &["KD1001"],
+            &[codes::CONTROLLER_NOT_RUNNING],
         ),
     }
 }

@@ -5,6 +5,7 @@
 //! docs/disruption.md §5).
 
 use crate::check::prelude::*;
+use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::terminating::{Blocker, Deleting, blockers, stuck};
@@ -134,7 +135,7 @@ pub fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static 
                 None,
                 vec![],
             ),
-            &["KD1001"],
+            &[codes::CONTROLLER_NOT_RUNNING],
         ),
         Blocker::DoNotDisrupt { pods } => (
             "pods annotated karpenter.sh/do-not-disrupt".to_string(),
@@ -162,7 +163,7 @@ pub fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static 
                 pdb.split_once('/').map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}")),
                 vec![("pods", pods.join(", ")), ("pdb", limit.clone())],
             ),
-            if *never { &["KD4104"] } else { &[] },
+            if *never { &[codes::DISRUPTION_SETTINGS_INEFFECTIVE] } else { &[] },
         ),
         Blocker::SeveralPdbs { pod, pdbs } => (
             format!("pod {pod}"),
@@ -194,7 +195,7 @@ pub fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static 
                 }),
                 vec![("instanceTerminatingSince", since.clone())],
             ),
-            &["KD1001"],
+            &[codes::CONTROLLER_NOT_RUNNING],
         ),
         Blocker::Finalizers { object, finalizers } => (
             format!("finalizer {}", finalizers.join(", ")),
@@ -214,7 +215,7 @@ pub fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static 
                 None,
                 vec![],
             ),
-            &["KD1001"],
+            &[codes::CONTROLLER_NOT_RUNNING],
         ),
     }
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Node;
 
 use crate::check::prelude::*;
+use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::{class_of, instance_type_of, is_windows};
 use crate::checks::common::nodeclass::status_ids;
@@ -116,7 +117,7 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
                 } else {
                     // A subnet low on addresses is KD3009's: when it fails too, this finding
                     // is its consequence.
-                    (subnet_short(cx, node, class, &cni).await?, &["KD3009"])
+                    (subnet_short(cx, node, class, &cni).await?, &[codes::NODECLASS_SUBNET_IPS_LOW])
                 };
                 cause.evidence.push(("pods", failed_pods.join(", ")));
                 cause
