@@ -16,6 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+mod node;
+mod shared;
+pub use node::{DO_NOT_DISRUPT, ListedNode};
+pub use shared::{Labels, Shared};
+
 /// Karpenter's API group for NodePools and NodeClaims.
 pub const KARPENTER_GROUP: &str = "karpenter.sh";
 /// The AWS provider's API group for EC2NodeClasses.
@@ -257,11 +262,11 @@ impl<'a> ControllerDeployment<'a> {
 #[serde(rename_all = "camelCase", default)]
 pub struct Condition {
     #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    pub reason: String,
+    pub type_: Shared,
+    pub status: Shared,
+    pub reason: Shared,
     pub message: String,
-    pub last_transition_time: Option<String>,
+    pub last_transition_time: Option<Shared>,
 }
 
 impl Condition {
@@ -460,9 +465,28 @@ impl Ec2NodeClass {
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaim {
     pub api_version: String,
-    pub metadata: ObjectMeta,
+    pub metadata: ClaimMeta,
     pub spec: NodeClaimSpec,
     pub status: NodeClaimStatus,
+}
+
+/// A NodeClaim's `metadata`: what checks read of it. Labels and annotations are shared
+/// strings: Karpenter writes the same twenty-odd labels and six annotations on every claim.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClaimMeta {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Labels>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Labels>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finalizers: Option<Vec<Shared>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -489,8 +513,8 @@ pub struct NodeClaimSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeClaimResources {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub requests: BTreeMap<String, Value>,
+    #[serde(skip_serializing_if = "Labels::is_empty")]
+    pub requests: Labels,
 }
 
 impl NodeClaim {
@@ -500,7 +524,6 @@ impl NodeClaim {
             .labels
             .as_ref()
             .and_then(|l| l.get("karpenter.sh/nodepool"))
-            .map(String::as_str)
             .unwrap_or("")
     }
 }
@@ -522,12 +545,12 @@ pub struct NodeClaimStatus {
     #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// What the launched instance offers, as quantities by resource name.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub capacity: BTreeMap<String, Value>,
+    #[serde(skip_serializing_if = "Labels::is_empty")]
+    pub capacity: Labels,
     /// Karpenter's estimate of what pods may request, set once at launch and never updated
     /// from the Node (kubernetes-sigs/karpenter `nodeclaim/lifecycle/launch.go`).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub allocatable: BTreeMap<String, Value>,
+    #[serde(skip_serializing_if = "Labels::is_empty")]
+    pub allocatable: Labels,
 }
 
 impl NodeClaimStatus {

@@ -8,8 +8,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Node;
-
 use crate::bundle::Bundle;
 use crate::check::CheckCx;
 use crate::checks::common::codes;
@@ -19,14 +17,13 @@ use crate::checks::disruption::nodes_stuck_terminating;
 use crate::cli::{NodeArgs, Output};
 use crate::disruption::budgets::{allowance, reasons_in_use};
 use crate::disruption::candidates::{
-    BLOCKED_MINUTES, Candidate, PoolUse, blockers, expected, node_annotated, pool_use,
-    reschedulable, wanted,
+    BLOCKED_MINUTES, Candidate, PoolUse, blockers, expected, pool_use, reschedulable, wanted,
 };
 use crate::disruption::terminating::{Deleting, stuck};
 use crate::error::Error;
 use crate::facts::FactError;
 use crate::iam::reference::Version;
-use crate::model::{ControllerDeployment, NodeClaim, NodePool};
+use crate::model::{ControllerDeployment, ListedNode, NodeClaim, NodePool};
 use crate::report::chain::{self, NodeChain, NodeChainReport, Owner, Step, StepState};
 use crate::report::{EXIT_FINDINGS, EXIT_OK, Report};
 use crate::scheduling::spread::NODES_WITH_ZONE;
@@ -311,10 +308,7 @@ async fn chain_of(
         return Ok(finish(claim, steps, None));
     };
     let listed = cx.nodes(NODES_WITH_ZONE).await?;
-    let by_name: BTreeMap<&str, &Node> = listed
-        .iter()
-        .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
-        .collect();
+    let by_name: BTreeMap<&str, &ListedNode> = listed.iter().map(|n| (n.name(), n)).collect();
     let uses = pool_use(claims, &by_name, now);
     let used = uses.get(pool_name).cloned().unwrap_or_default();
     steps.push(Step {
@@ -347,7 +341,10 @@ async fn chain_of(
             .as_deref()
             .and_then(Version::parse)
     });
-    let annotated = node.as_ref().as_ref().is_some_and(node_annotated);
+    let annotated = node
+        .as_ref()
+        .as_ref()
+        .is_some_and(|n| ListedNode::from(n).do_not_disrupt);
     let found = blockers(
         &Candidate {
             claim,

@@ -371,7 +371,7 @@ pub(super) fn claim_steps(
             steps.push(Step {
                 step: type_.to_lowercase(),
                 state: StepState::Done,
-                at: c.last_transition_time.clone(),
+                at: c.last_transition_time.as_deref().map(str::to_string),
                 detail,
             });
             continue;
@@ -384,7 +384,7 @@ pub(super) fn claim_steps(
             } else {
                 StepState::Waiting
             },
-            at: c.last_transition_time.clone(),
+            at: c.last_transition_time.as_deref().map(str::to_string),
             detail: c.describe(),
         });
         return stuck.then_some(i);
@@ -405,12 +405,8 @@ fn launched_detail(claim: &NodeClaim) -> String {
         "instance {instance}, {} in {}, {}",
         labels
             .get("node.kubernetes.io/instance-type")
-            .map_or("?", String::as_str),
-        labels
-            .get("topology.kubernetes.io/zone")
-            .map_or("?", String::as_str),
-        labels
-            .get("karpenter.sh/capacity-type")
-            .map_or("?", String::as_str)
+            .unwrap_or("?"),
+        labels.get("topology.kubernetes.io/zone").unwrap_or("?"),
+        labels.get("karpenter.sh/capacity-type").unwrap_or("?")
     )
 }

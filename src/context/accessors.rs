@@ -81,7 +81,7 @@ impl Facts {
     pub async fn nodes(
         &self,
         label_selector: &str,
-    ) -> Result<Arc<Vec<k8s_openapi::api::core::v1::Node>>, FactError> {
+    ) -> Result<Arc<Vec<crate::model::ListedNode>>, FactError> {
         self.get(FactKey::nodes(label_selector.to_string())).await
     }
 

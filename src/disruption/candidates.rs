@@ -7,17 +7,16 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use super::budgets::{Allowance, allowance};
 use super::pods::{
-    DO_NOT_DISRUPT, PdbBlock, active, do_not_disrupt, owned_by, pdb_blocks, pod_id,
-    tolerates_disrupted,
+    PdbBlock, active, do_not_disrupt, owned_by, pdb_blocks, pod_id, tolerates_disrupted,
 };
 use super::terminating::stuck;
 use crate::iam::reference::Version;
-use crate::model::{NodeClaim, NodePool};
+use crate::model::{ListedNode, NodeClaim, NodePool};
 
 /// Minutes a candidate may wait before it counts as blocked: Karpenter passes every 10 s, and
 /// a rolling replacement under a budget takes a while, but not an hour per node.
@@ -71,7 +70,12 @@ pub fn wanted(
             .status
             .condition(t)
             .filter(|c| c.status == "True" && c.held_longer_than(now, BLOCKED_MINUTES))
-            .map(|c| c.last_transition_time.clone().unwrap_or_default())
+            .map(|c| {
+                c.last_transition_time
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_string()
+            })
     };
     if let Some(since) = held("Drifted") {
         return Some((Reason::Drifted, since));
@@ -155,28 +159,11 @@ impl PoolUse {
     }
 }
 
-/// Whether the Node itself carries `karpenter.sh/do-not-disrupt: "true"` (only that value; node
-/// annotations never take durations).
-pub fn node_annotated(node: &Node) -> bool {
-    node.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(DO_NOT_DISRUPT))
-        .is_some_and(|v| v == "true")
-}
-
-fn ready(node: &Node) -> bool {
-    node.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 /// Each NodePool's nodes as its budget counts them (docs/disruption.md §2), by pool name:
 /// `nodes` by name.
 pub fn pool_use(
     claims: &[NodeClaim],
-    nodes: &BTreeMap<&str, &Node>,
+    nodes: &BTreeMap<&str, &ListedNode>,
     now: jiff::Timestamp,
 ) -> BTreeMap<String, PoolUse> {
     let mut out: BTreeMap<String, PoolUse> = BTreeMap::new();
@@ -198,8 +185,8 @@ pub fn pool_use(
             .to_string();
         let u = out.entry(claim.pool().to_string()).or_default();
         u.count += 1;
-        let deleting = claim.metadata.deletion_timestamp.is_some()
-            || node.is_some_and(|n| n.metadata.deletion_timestamp.is_some());
+        let deleting =
+            claim.metadata.deletion_timestamp.is_some() || node.is_some_and(|n| n.is_deleting());
         if disrupting(claim) && !deleting {
             u.progressing.push(name);
         } else if deleting {
@@ -208,7 +195,7 @@ pub fn pool_use(
             } else {
                 u.progressing.push(name);
             }
-        } else if node.is_some_and(|n| !ready(n)) {
+        } else if node.is_some_and(|n| !n.ready) {
             u.not_ready.push(name);
         }
     }

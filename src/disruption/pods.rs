@@ -10,7 +10,7 @@ use crate::model::pod_ready;
 use crate::scheduling::spread::selector_matches;
 
 /// The pod and node annotation Karpenter never disrupts or evicts past.
-pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+pub use crate::model::DO_NOT_DISRUPT;
 
 /// `namespace/name`, as Karpenter's events and kubectl name a pod.
 pub fn pod_id(p: &Pod) -> String {

@@ -108,12 +108,13 @@ fn drained(p: &Pod, now: jiff::Timestamp) -> bool {
         .is_none_or(|d| now.duration_since(d.0).as_secs() <= 60)
 }
 
-fn foreign(finalizers: Option<&Vec<String>>) -> Vec<String> {
+fn foreign<S: AsRef<str>>(finalizers: Option<&Vec<S>>) -> Vec<String> {
     finalizers
         .into_iter()
         .flatten()
+        .map(AsRef::as_ref)
         .filter(|f| *f != FINALIZER)
-        .cloned()
+        .map(str::to_string)
         .collect()
 }
 
@@ -199,7 +200,11 @@ pub fn blockers(d: &Deleting, now: jiff::Timestamp) -> Vec<Blocker> {
         && out.is_empty()
     {
         out.push(Blocker::InstanceTerminating {
-            since: t.last_transition_time.clone().unwrap_or_default(),
+            since: t
+                .last_transition_time
+                .as_deref()
+                .unwrap_or_default()
+                .to_string(),
         });
     }
     let theirs = foreign(claim.metadata.finalizers.as_ref());

@@ -174,7 +174,7 @@ facts! {
 
     /// Nodes matching a label selector (server-side), cut down to their names, labels and
     /// taints: the zones a topology spread counts.
-    Nodes { label_selector: String } => fn nodes -> Vec<Node>;
+    Nodes { label_selector: String } => fn nodes -> Vec<crate::model::ListedNode>;
         ops [kube("list", "", "nodes")];
         shape Objects;
         display |f| write!(f, "Nodes ({label_selector})");

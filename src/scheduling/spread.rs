@@ -22,12 +22,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Node, Pod, Taint, TopologySpreadConstraint};
+use k8s_openapi::api::core::v1::{Pod, Taint, TopologySpreadConstraint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::sets::{Requirements, ValueSet};
 use super::{Pool, untolerated};
-use crate::model::PendingPod;
+use crate::model::{Labels, ListedNode, PendingPod};
 
 pub const ZONE: &str = "topology.kubernetes.io/zone";
 
@@ -242,7 +242,7 @@ impl ZoneSpread {
 pub struct CountedNode<'a> {
     pub name: &'a str,
     pub zone: &'a str,
-    labels: &'a BTreeMap<String, String>,
+    labels: &'a Labels,
     taints: &'a [Taint],
 }
 
@@ -262,24 +262,19 @@ impl CountedNode<'_> {
 }
 
 /// The nodes that have a zone, by name.
-pub fn counted_nodes(nodes: &[Node]) -> BTreeMap<&str, CountedNode<'_>> {
+pub fn counted_nodes(nodes: &[ListedNode]) -> BTreeMap<&str, CountedNode<'_>> {
     nodes
         .iter()
         .filter_map(|n| {
-            let name = n.metadata.name.as_deref()?;
-            let labels = n.metadata.labels.as_ref()?;
-            let zone = labels.get(ZONE)?;
+            let name = n.name();
+            let zone = n.label(ZONE)?;
             Some((
                 name,
                 CountedNode {
                     name,
                     zone,
-                    labels,
-                    taints: n
-                        .spec
-                        .as_ref()
-                        .and_then(|s| s.taints.as_deref())
-                        .unwrap_or_default(),
+                    labels: &n.labels,
+                    taints: &n.taints,
                 },
             ))
         })
@@ -423,7 +418,7 @@ mod tests {
         )
     }
 
-    fn node(name: &str, zone: &str, extra: serde_json::Value) -> Node {
+    fn node(name: &str, zone: &str, extra: serde_json::Value) -> ListedNode {
         let mut labels = json!({ZONE: zone, "kubernetes.io/hostname": name});
         if let (Some(l), Some(e)) = (labels.as_object_mut(), extra.as_object()) {
             l.extend(e.clone());
@@ -444,7 +439,7 @@ mod tests {
         p.clone().into()
     }
 
-    fn judge(p: &Pod, selected: &[Pod], nodes: &[Node], pools: &[PoolZones]) -> ZoneSpread {
+    fn judge(p: &Pod, selected: &[Pod], nodes: &[ListedNode], pools: &[PoolZones]) -> ZoneSpread {
         let p = &pending(p);
         let c = &zone_constraints(p)[0];
         let alts = crate::scheduling::pods::alternatives(p.spec.as_ref().unwrap()).unwrap();

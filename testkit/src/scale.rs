@@ -151,10 +151,17 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
             (i / 256) % 256,
             i % 256
         );
-        let (az, _) = zone(i);
+        let (az, az_id) = zone(i);
         let since = "2026-11-22T08:00:00Z";
-        let mut conditions: Vec<Value> = ["Launched", "Registered", "Initialized", "Ready"]
-            .iter()
+        // Karpenter 1.x's conditions on a settled claim under WhenEmptyOrUnderutilized.
+        let mut conditions: Vec<Value> = [
+            "Launched",
+            "Registered",
+            "Initialized",
+            "Ready",
+            "ConsistentStateFound",
+        ]
+        .iter()
             .map(|t| json!({"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": since}))
             .collect();
         // The first NodeClaim of each pool is being replaced now (deleted five minutes ago);
@@ -182,38 +189,94 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
             }));
         }
         let deleted = replacing.then_some("2026-11-23T09:55:00Z");
+        let class = format!("class-{}", i % size.nodepools.max(1));
+        // The labels Karpenter 1.x writes on a claim: the pool's requirements and every
+        // well-known label of the launched instance type (21 on an m5.2xlarge), and its
+        // annotations; a grown cluster weighs what a real one does.
+        let claim_labels = json!({
+            "karpenter.sh/nodepool": pool,
+            "karpenter.sh/capacity-type": "on-demand",
+            "karpenter.k8s.aws/ec2nodeclass": class,
+            "karpenter.k8s.aws/instance-category": "m",
+            "karpenter.k8s.aws/instance-cpu": "8",
+            "karpenter.k8s.aws/instance-cpu-manufacturer": "intel",
+            "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz": "3100",
+            "karpenter.k8s.aws/instance-ebs-bandwidth": "4750",
+            "karpenter.k8s.aws/instance-encryption-in-transit-supported": "false",
+            "karpenter.k8s.aws/instance-family": "m5",
+            "karpenter.k8s.aws/instance-generation": "5",
+            "karpenter.k8s.aws/instance-hypervisor": "nitro",
+            "karpenter.k8s.aws/instance-memory": "32768",
+            "karpenter.k8s.aws/instance-network-bandwidth": "2500",
+            "karpenter.k8s.aws/instance-size": "2xlarge",
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "node.kubernetes.io/instance-type": "m5.2xlarge",
+            "topology.k8s.aws/zone-id": az_id,
+            "topology.kubernetes.io/region": "us-west-2",
+            "topology.kubernetes.io/zone": az,
+        });
         let mut claim_meta = json!({
             "name": name,
-            "labels": {
-                "karpenter.sh/nodepool": pool,
-                "karpenter.k8s.aws/ec2nodeclass": format!("class-{}", i % size.nodepools.max(1)),
-                "node.kubernetes.io/instance-type": "m5.2xlarge",
-                "topology.kubernetes.io/zone": az,
+            "labels": claim_labels,
+            "annotations": {
+                "compatibility.karpenter.k8s.aws/cluster-name-tagged": "true",
+                "karpenter.k8s.aws/ec2nodeclass-hash": "15616957348189460630",
+                "karpenter.k8s.aws/ec2nodeclass-hash-version": "v4",
+                "karpenter.k8s.aws/tagged": "true",
+                "karpenter.sh/nodepool-hash": "6821555240594823858",
+                "karpenter.sh/nodepool-hash-version": "v3",
             },
+            "creationTimestamp": since,
+            "finalizers": ["karpenter.sh/termination"],
+            "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": pool, "uid": format!("00000000-0000-4000-b000-{:012x}", i % size.nodepools.max(1)), "blockOwnerDeletion": true}],
+            "uid": format!("00000000-0000-4000-c000-{i:012x}"),
+            "resourceVersion": format!("{}", 100_000 + i),
+            "generation": 1,
         });
         if let Some(at) = deleted {
             claim_meta["deletionTimestamp"] = json!(at);
-            claim_meta["finalizers"] = json!(["karpenter.sh/termination"]);
         }
-        let node_labels = json!({
-            "kubernetes.io/hostname": node,
-            "kubernetes.io/arch": "amd64",
-            "topology.kubernetes.io/zone": az,
-            "karpenter.sh/nodepool": pool,
-            "karpenter.sh/initialized": "true",
-            "karpenter.sh/registered": "true",
-        });
+        // The Node carries the claim's labels and the kubelet's and cloud provider's own.
+        let mut node_labels = claim_labels.clone();
+        if let (Some(n), Some(more)) = (
+            node_labels.as_object_mut(),
+            json!({
+                "beta.kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/instance-type": "m5.2xlarge",
+                "beta.kubernetes.io/os": "linux",
+                "failure-domain.beta.kubernetes.io/region": "us-west-2",
+                "failure-domain.beta.kubernetes.io/zone": az,
+                "k8s.io/cloud-provider-aws": "a94967527effcefb5f5829f529c0a1b9",
+                "kubernetes.io/hostname": node,
+                "karpenter.sh/initialized": "true",
+                "karpenter.sh/registered": "true",
+                "topology.ebs.csi.aws.com/zone": az,
+            })
+            .as_object(),
+        ) {
+            n.extend(more.clone());
+        }
         let mut node_meta = json!({"name": node, "labels": node_labels});
         if let Some(at) = deleted {
             node_meta["deletionTimestamp"] = json!(at);
         }
-        // The Nodes list as karpdoctor cuts it: name, labels, deletion and readiness.
+        // The Nodes list as karpdoctor cuts it (src/backend/live/kube.rs): name, uid, labels,
+        // creation and deletion, taints, capacity, allocatable and readiness.
+        let mut listed_meta = node_meta.clone();
+        listed_meta["uid"] = json!(format!("00000000-0000-4000-d000-{i:012x}"));
+        listed_meta["creationTimestamp"] = json!(since);
         listed.push(json!({
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": node_meta.clone(),
+            "metadata": listed_meta,
             "spec": {},
-            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            "status": {
+                "capacity": {"cpu": "8", "ephemeral-storage": "20959212Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "33554432Ki", "pods": "58"},
+                // What the claim estimated (31Gi), so that KD6006 has nothing to say.
+                "allocatable": {"cpu": "7910m", "ephemeral-storage": "18242267924", "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "32505856Ki", "pods": "58"},
+                "conditions": [{"type": "Ready", "status": "True"}],
+            },
         }));
         claims.push(json!({
             "apiVersion": "karpenter.sh/v1",
@@ -231,6 +294,12 @@ pub fn grow(base: &Value, factor: usize) -> Result<Value, String> {
                 "conditions": conditions,
             },
         }));
+        // A Node read on its own only where a check reads it (a node being deleted, for
+        // KD4102): a recording holds only the facts the run read, and a healthy claim's node is
+        // read through the list.
+        if !replacing {
+            continue;
+        }
         nodes.push(json!({
             "fact": {"node": {"name": node}},
             "value": {
@@ -413,11 +482,12 @@ mod tests {
             assert_eq!(count(&b, &json!("pendingPods")), size.pending_pods);
             let facts = b["facts"].as_array().map_or(0, Vec::len);
             // Ten grown facts (five of them new: the base has no Nodes list), one kept, the
-            // (empty) Nominated events, one node per NodeClaim, the pods of each drifted node.
+            // (empty) Nominated events, the Node of each claim being replaced (one per pool),
+            // the pods of each drifted node.
             let drifted = (size.nodepools..size.nodeclaims)
                 .filter(|i| i % DRIFTED_EVERY == 0)
                 .count();
-            assert_eq!(facts, 12 + size.nodeclaims + drifted);
+            assert_eq!(facts, 12 + size.nodepools + drifted);
             assert_eq!(count(&b, &json!("podDisruptionBudgets")), 50);
             let list = json!({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}});
             assert_eq!(count(&b, &list), size.nodeclaims);

@@ -2,7 +2,7 @@
 //! step that takes too long.
 
 use crate::check::prelude::*;
-use crate::model::{Condition, NodeClaim, object_ref};
+use crate::model::{Condition, NodeClaim};
 
 /// How long a lifecycle step may take before it counts as failed: launches take seconds,
 /// registration a minute or two; Karpenter itself gives up after 5 and 15 minutes.
@@ -16,7 +16,10 @@ pub fn stuck<'a>(claim: &'a NodeClaim, type_: &str, now: jiff::Timestamp) -> Opt
 }
 
 pub fn object(claim: &NodeClaim) -> String {
-    object_ref("NodeClaim", &claim.metadata)
+    format!(
+        "NodeClaim/{}",
+        claim.metadata.name.as_deref().unwrap_or("<unnamed>")
+    )
 }
 
 /// The NodePool a NodeClaim belongs to (its label).
@@ -69,7 +72,6 @@ pub fn instance_type_of(claim: &NodeClaim) -> Option<&str> {
         .labels
         .as_ref()
         .and_then(|l| l.get("node.kubernetes.io/instance-type"))
-        .map(String::as_str)
 }
 
 /// The EC2NodeClass a claim references, among `classes`.
@@ -82,12 +84,8 @@ pub fn class_of<'c>(
 }
 
 /// Whether a Node runs Windows (its `kubernetes.io/os` label).
-pub fn is_windows(node: &k8s_openapi::api::core::v1::Node) -> bool {
-    node.metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get("kubernetes.io/os"))
-        .is_some_and(|os| os == "windows")
+pub fn is_windows(node: &crate::model::ListedNode) -> bool {
+    node.label("kubernetes.io/os") == Some("windows")
 }
 
 /// A Node's name.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 
 use crate::check::prelude::*;
@@ -331,7 +331,7 @@ impl VolumeFacts {
 #[derive(Default)]
 pub struct SpreadFacts {
     selected: BTreeMap<(String, String), Arc<Vec<Pod>>>,
-    nodes: Option<Arc<Vec<Node>>>,
+    nodes: Option<Arc<Vec<crate::model::ListedNode>>>,
 }
 
 impl SpreadFacts {
@@ -745,7 +745,7 @@ fn headroom(np: &NodePool, claims: &[NodeClaim]) -> Resources {
                 .or_else(|| {
                     mine.iter()
                         .filter_map(|c| c.status.capacity.get(resource))
-                        .filter_map(quantity)
+                        .filter_map(Quantity::parse)
                         .try_fold(Quantity::ZERO, |a, q| a.checked_add(q))
                 })
         };

@@ -6,18 +6,17 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
 
 use crate::check::prelude::*;
 use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::candidates::{
-    BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected, node_annotated,
+    BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected,
     pool_use, reschedulable, wanted,
 };
 use crate::iam::reference::Version;
-use crate::model::{ControllerDeployment, NodeClaim, NodePool};
+use crate::model::{ControllerDeployment, ListedNode, NodeClaim, NodePool};
 use crate::scheduling::spread::NODES_WITH_ZONE;
 
 declare_check! {
@@ -66,19 +65,16 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
             .as_deref()
             .and_then(Version::parse)
     });
-    let by_name: BTreeMap<&str, &Node> = nodes
-        .iter()
-        .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
-        .collect();
+    let by_name: BTreeMap<&str, &ListedNode> = nodes.iter().map(|n| (n.name(), n)).collect();
     let pool_by_name: BTreeMap<&str, &NodePool> = pools.iter().map(|p| (p.name(), p)).collect();
     let uses = pool_use(&claims, &by_name, now);
     // The candidates' pods, in one round.
-    let judged: Vec<(&NodeClaim, &Node, &NodePool)> = maybe
+    let judged: Vec<(&NodeClaim, &ListedNode, &NodePool)> = maybe
         .into_iter()
         .filter_map(|c| {
             let node = by_name.get(node_of(c)?)?;
             let pool = pool_by_name.get(pool_of(c))?;
-            node.metadata.deletion_timestamp.is_none().then_some((c, *node, *pool))
+            (!node.is_deleting()).then_some((c, *node, *pool))
         })
         .collect();
     let pods = futures::future::try_join_all(
@@ -100,7 +96,7 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
             &Candidate {
                 claim,
                 reason,
-                node_annotated: node_annotated(node),
+                node_annotated: node.do_not_disrupt,
                 pods,
                 pdbs: &pdbs,
                 pool,

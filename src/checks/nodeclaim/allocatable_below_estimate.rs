@@ -56,10 +56,8 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
         return Ok(Vec::new());
     }
     let nodes = cx.nodes(NODES_WITH_ZONE).await?;
-    let by_name: BTreeMap<&str, &k8s_openapi::api::core::v1::Node> = nodes
-        .iter()
-        .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
-        .collect();
+    let by_name: BTreeMap<&str, &crate::model::ListedNode> =
+        nodes.iter().map(|n| (n.name(), n)).collect();
     let mut classes = None;
     let mut held = HeldNodes::default();
     for (claim, node_name) in judged {
@@ -71,23 +69,16 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
         if is_windows(node) {
             continue;
         }
-        let status = node.status.as_ref();
-        let node_side = |f: fn(
-            &k8s_openapi::api::core::v1::NodeStatus,
-        ) -> Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>|
-         -> Resources {
-            status
-                .and_then(f)
-                .into_iter()
-                .flatten()
-                .filter_map(|(k, q)| Some((k.clone(), Quantity::parse(&q.0)?)))
+        let node_side = |p: &crate::model::Labels| -> Resources {
+            p.iter()
+                .filter_map(|(k, q)| Some((k.to_string(), Quantity::parse(q)?)))
                 .collect()
         };
         let found = gaps(
-            &from_json(&claim.status.capacity),
-            &from_json(&claim.status.allocatable),
-            &node_side(|s| s.capacity.as_ref()),
-            &node_side(|s| s.allocatable.as_ref()),
+            &from_claim(&claim.status.capacity),
+            &from_claim(&claim.status.allocatable),
+            &node_side(&node.capacity),
+            &node_side(&node.allocatable),
         );
         if found.is_empty() {
             continue;
@@ -120,9 +111,9 @@ async fn allocatable_below_estimate(cx: &CheckCx) -> CheckResult {
     }))
 }
 
-fn from_json(map: &BTreeMap<String, serde_json::Value>) -> Resources {
+fn from_claim(map: &crate::model::Labels) -> Resources {
     map.iter()
-        .filter_map(|(k, v)| Some((k.clone(), Quantity::from_json(v)?)))
+        .filter_map(|(k, v)| Some((k.to_string(), Quantity::parse(v)?)))
         .collect()
 }
 

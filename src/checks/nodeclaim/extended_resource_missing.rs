@@ -51,7 +51,7 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
             .requests
             .iter()
             .filter(|(r, q)| is_accelerator(r) && nonzero(q))
-            .map(|(r, _)| (r.clone(), true))
+            .map(|(r, _)| (r.to_string(), true))
             .collect();
         let offered = instance_type_of(claim)
             .and_then(|t| by_name.get(t))
@@ -117,8 +117,8 @@ async fn extended_resource_missing(cx: &CheckCx) -> CheckResult {
     }))
 }
 
-fn nonzero(q: &serde_json::Value) -> bool {
-    Quantity::from_json(q).is_some_and(|q| q > Quantity::ZERO)
+fn nonzero(q: &str) -> bool {
+    Quantity::parse(q).is_some_and(|q| q > Quantity::ZERO)
 }
 
 async fn judge(

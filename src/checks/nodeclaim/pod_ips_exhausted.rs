@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Node;
 
 use crate::check::prelude::*;
 use crate::checks::common::codes;
@@ -15,7 +14,7 @@ use crate::checks::common::nodeclaim::{class_of, instance_type_of, is_windows};
 use crate::checks::common::nodeclass::status_ids;
 use crate::events::Event;
 use crate::facts::InstanceType;
-use crate::model::{Ec2NodeClass, NodeClaim};
+use crate::model::{Ec2NodeClass, ListedNode, NodeClaim};
 use crate::nodecap::podips::{Cni, IP_ERROR, PodIps, pod_ips, prefix_max_pods, secondary_max_pods};
 use crate::quantity::Quantity;
 use crate::scheduling::spread::{NODES_WITH_ZONE, ZONE};
@@ -79,7 +78,7 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
         .collect();
     let mut held = HeldNodes::default();
     for node in nodes.iter() {
-        let name = node.metadata.name.as_deref().unwrap_or("");
+        let name = node.name();
         let Some(claim) = by_node.get(name) else {
             continue;
         };
@@ -137,9 +136,8 @@ async fn pod_ips_exhausted(cx: &CheckCx) -> CheckResult {
     }))
 }
 
-fn pod_capacity(node: &Node) -> Option<i64> {
-    let q = node.status.as_ref()?.capacity.as_ref()?.get("pods")?;
-    Some(Quantity::parse(&q.0)?.as_units())
+fn pod_capacity(node: &ListedNode) -> Option<i64> {
+    Some(Quantity::parse(node.capacity.get("pods")?)?.as_units())
 }
 
 /// Whether the node's failures last: a pod that failed more than a few times, or one that is
@@ -222,17 +220,11 @@ fn over_capacity(
 /// The node may hold its pods, but the CNI found no address: its zone's subnets are short.
 async fn subnet_short(
     cx: &CheckCx,
-    node: &Node,
+    node: &ListedNode,
     class: Option<&Ec2NodeClass>,
     cni: &Cni,
 ) -> Result<NodeCause, FactError> {
-    let zone = node
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(ZONE))
-        .cloned()
-        .unwrap_or_default();
+    let zone = node.label(ZONE).unwrap_or_default();
     let resolved = class.map(|c| status_ids(c, "subnets")).unwrap_or_default();
     let subnets = cx.subnets().await?;
     let chosen: Vec<&crate::facts::Subnet> = subnets

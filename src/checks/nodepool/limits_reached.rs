@@ -1,7 +1,6 @@
 //! KD4002: a NodePool at its `spec.limits` launches nothing more ("all available instance
 //! types exceed limits for nodepool"), however many pods wait.
 
-use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -30,7 +29,7 @@ async fn limits_reached(cx: &CheckCx) -> CheckResult {
     let claims = cx.nodeclaims().await?;
     let mut findings = Vec::new();
     for pool in pools.iter().filter(|p| !p.spec.limits.is_empty()) {
-        let mine: Vec<&BTreeMap<String, Value>> = claims
+        let mine: Vec<&crate::model::Labels> = claims
             .iter()
             .filter(|c| pool_of(c) == pool.name())
             .map(|c| &c.status.capacity)
@@ -101,9 +100,9 @@ fn quantity(v: &Value) -> Option<Quantity> {
 
 /// The sum of quantities; `None` when one does not parse or the sum overflows (a garbage
 /// value must not pass as headroom).
-fn sum<'a>(values: impl Iterator<Item = &'a Value>) -> Option<Quantity> {
+fn sum<'a>(values: impl Iterator<Item = &'a str>) -> Option<Quantity> {
     values
-        .map(quantity)
+        .map(Quantity::parse)
         .try_fold(Quantity::ZERO, |acc, q| acc.checked_add(q?))
 }
 
