@@ -130,6 +130,53 @@ write("healthy-budgets-freeze-windows", bundle(
     nps=[_nt_pool2, _nt_pool]),  # listed by name, as the API server lists them
     [])
 
+# KD4104, spot-to-spot. kubernetes-sigs/karpenter#1653: SpotToSpotConsolidation turned on, a
+# dedicated spot NodePool (its own EC2NodeClass on al2023@latest in the thread) pinned to a short
+# list of instance types; Karpenter's event on every underutilized node: "SpotToSpotConsolidation
+# requires 15 cheaper instance type options than the current candidate to consolidate, got 6".
+# Six types admitted: no node ever has 15 cheaper.
+def _nt_gates(value):
+    d = deployment()
+    d["spec"]["template"]["spec"]["containers"][0]["env"].append({"name": "FEATURE_GATES", "value": value})
+    return d
+_nt_s2s = "ReservedCapacity=true,SpotToSpotConsolidation=true,NodeRepair=false,NodeOverlay=false,StaticCapacity=false"
+_nt_pool = nodepool("celery-worker-import-export")
+_nt_pool["spec"]["template"]["spec"]["requirements"] = [
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+    {"key": "node.kubernetes.io/instance-type", "operator": "In",
+     "values": ["c5.xlarge", "c5a.xlarge", "c6a.xlarge", "c6i.xlarge", "m5.xlarge", "m6i.xlarge"]}]
+b = bundle("SpotToSpotConsolidation is on (FEATURE_GATES), and a dedicated spot NodePool lists six instance types (kubernetes-sigs/karpenter#1653), four of them offered in the zones of its subnets. Karpenter replaces a single spot node only when 15 instance types cheaper than its own can take its pods, so no node of this pool is ever replaced by a cheaper spot node: its event says \"requires 15 cheaper instance type options than the current candidate to consolidate, got 6\".",
+    dep=[_nt_gates(_nt_s2s)], nps=[_nt_pool, nodepool()],
+    overrides=[fact({"iamRole": {"name": "AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
+b["emulator"] = {**_hs_controller_emulator(["KarpenterController-demo"]), "serviceLinkedRoles": ["spot.amazonaws.com"]}
+write("spot-to-spot-too-few-instance-types", b, ["KD4104"], exit_code=0, roots=[])
+
+# Healthy: the same gate with Karpenter's examples/v1/spot.yaml pool (c, m, r; generation > 2):
+# hundreds of types, spot-to-spot can act. And the six-type pool with the gate at its default
+# (off): nothing was asked of spot-to-spot, so nothing is reported.
+_nt_spot = nodepool("spot")
+_nt_spot["spec"]["template"]["spec"]["requirements"] = [
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+    {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
+    {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r"]},
+    {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["2"]}]
+_nt_batch = json.loads(json.dumps(_nt_pool))
+_nt_batch["metadata"]["name"] = "batch-spot"
+_nt_batch["spec"]["disruption"] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"}
+b = bundle("Healthy: SpotToSpotConsolidation is on and the spot NodePool is Karpenter's examples/v1/spot.yaml (categories c, m and r, generation above 2), which admits far more than the 16 instance types single-node spot-to-spot needs; a batch spot pool of six types consolidates only empty nodes (WhenEmpty), which never replaces a node.",
+    dep=[_nt_gates(_nt_s2s)], nps=[_nt_batch, nodepool(), _nt_spot],
+    overrides=[fact({"iamRole": {"name": "AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
+b["emulator"] = {**_hs_controller_emulator(["KarpenterController-demo"]), "serviceLinkedRoles": ["spot.amazonaws.com"]}
+write("healthy-spot-to-spot-flexible-pool", b, [])
+
+b = bundle("Healthy: a dedicated spot NodePool of six instance types (as in kubernetes-sigs/karpenter#1653) while FEATURE_GATES leaves SpotToSpotConsolidation at its default, off: Karpenter only deletes underutilized spot nodes whose pods fit elsewhere, which is what the install asked for.",
+    dep=[_nt_gates("SpotToSpotConsolidation=false")], nps=[_nt_pool, nodepool()],
+    overrides=[fact({"iamRole": {"name": "AWSServiceRoleForEC2Spot"}}, SPOT_SLR)])
+b["emulator"] = {**_hs_controller_emulator(["KarpenterController-demo"]), "serviceLinkedRoles": ["spot.amazonaws.com"]}
+write("healthy-spot-pool-gate-off", b, [])
+
 # ---------------------------------------------------------------------------------------------
 # KD4101 disruption-blocked.
 

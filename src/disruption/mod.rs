@@ -6,4 +6,5 @@ pub mod candidates;
 pub mod churn;
 pub mod pdbs;
 pub mod pods;
+pub mod spot;
 pub mod terminating;

@@ -229,6 +229,16 @@ pub fn untolerated<'t>(taints: &'t [Taint], tolerations: &[Toleration]) -> Optio
         .find(|taint| !tolerations.iter().any(|t| tolerates(t, taint)))
 }
 
+/// The instance types a pool admits before any pod is considered: offered in a zone its
+/// requirements allow, their labels meeting its requirements.
+pub fn admitted<'p, 'a>(pool: &'p Pool<'a>) -> impl Iterator<Item = &'p Candidate<'a>> {
+    let zones = pool.requirements.get(spread::ZONE);
+    pool.types.iter().filter(move |c| {
+        c.zones.iter().any(|z| zones.is_none_or(|s| s.has(z)))
+            && type_meets(c, &pool.requirements).is_ok()
+    })
+}
+
 /// Whether an instance type's labels meet a set of requirements (zones are judged apart).
 fn type_meets(c: &Candidate<'_>, reqs: &Requirements) -> Result<(), String> {
     for (key, set) in &reqs.0 {

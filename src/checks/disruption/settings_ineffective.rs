@@ -1,16 +1,20 @@
 //! KD4104: disruption settings that cannot do what they say. Built: a disruption budget with a
 //! schedule read as a maintenance window, while budgets only restrict: a reason whose every
 //! budget is scheduled is unlimited between the windows; and a PodDisruptionBudget that can
-//! never allow a disruption over pods on Karpenter's nodes (rules: docs/disruption.md §2, §4,
-//! §11).
+//! never allow a disruption over pods on Karpenter's nodes; and, with SpotToSpotConsolidation on,
+//! a spot pool admitting too few instance types for it ever to replace a node (rules:
+//! docs/disruption.md §2, §4, §7, §11).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::check::prelude::*;
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::budgets::{closing_budget, unlimited_between_windows};
+use crate::checks::common::scheduling::PoolFacts;
 use crate::disruption::pdbs::never_allows;
-use crate::model::NodeClaim;
+use crate::disruption::spot::{MIN_CHEAPER_TYPES, spot_to_spot_gate};
+use crate::model::{ControllerDeployment, NodeClaim};
+use crate::scheduling::admitted;
 use crate::scheduling::spread::selector_string;
 
 declare_check! {
@@ -20,7 +24,9 @@ declare_check! {
         title: "disruption settings do what they appear to",
         category: Disruption,
         severity: Warning,
-        needs: [NodePools, NodeClaims, PodDisruptionBudgets, ScheduledPods],
+        needs: [NodePools, NodeClaims, PodDisruptionBudgets, ScheduledPods, ControllerDeployments, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        // The controller's feature gates decide whether the instance types are read at all.
+        evidence: [Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         run: settings_ineffective,
     }
 }
@@ -80,6 +86,7 @@ async fn settings_ineffective(cx: &CheckCx) -> CheckResult {
         );
     }
     out.extend(pdbs_never_allowing(cx).await?);
+    out.extend(spot_to_spot_starved(cx).await?);
     Ok(out)
 }
 
@@ -147,6 +154,77 @@ async fn pdbs_never_allowing(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
                 "A PDB that allows no eviction makes every node its pods run on permanent. If the workload can lose one pod at a time, use maxUnavailable: 1 (or a minAvailable below its replicas); if its pods must never move, pin them to nodes Karpenter does not manage.{then}"
             ))
             .fix(format!("kubectl -n {ns} get pdb {name} -o yaml")),
+        );
+    }
+    Ok(out)
+}
+
+/// NodePools that ask for spot-to-spot consolidation (the feature gate is on, the pool admits
+/// spot and consolidates underutilized nodes) but admit too few instance types for Karpenter
+/// ever to replace one spot node with another: it needs 15 cheaper than the node's own
+/// (docs/disruption.md §7). Read only when the gate is on: the instance types and offerings
+/// are then needed, and a missing permission for them is this rule's unknown, not the check's.
+async fn spot_to_spot_starved(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
+    let controller = cx.controller().await?;
+    let gates = controller
+        .as_ref()
+        .and_then(|(d, i)| ControllerDeployment::new(&d[*i]).env("FEATURE_GATES"));
+    if spot_to_spot_gate(gates) != Some(true) {
+        return Ok(Vec::new());
+    }
+    let (nodepools, claims) = futures::try_join!(cx.nodepools(), cx.nodeclaims())?;
+    let facts = PoolFacts::read(cx, controller.as_ref(), claims).await?;
+    let mut out = Vec::new();
+    for pool in facts.pools() {
+        let Some(np) = nodepools.iter().find(|p| p.name() == pool.name) else {
+            continue;
+        };
+        let policy = np
+            .spec
+            .disruption
+            .as_ref()
+            .and_then(|d| d.consolidation_policy.as_deref());
+        // Only a policy that replaces underutilized nodes tries spot-to-spot; v1's default is
+        // WhenEmptyOrUnderutilized. A pool Karpenter skips (its class not ready) is another
+        // check's.
+        if matches!(policy, Some("WhenEmpty")) || pool.not_ready.is_some() {
+            continue;
+        }
+        // Only a pool that names spot: without the requirement the capacity type is the
+        // provider's choice, which karpdoctor does not model.
+        if !pool
+            .requirements
+            .get("karpenter.sh/capacity-type")
+            .is_some_and(|s| s.has("spot"))
+        {
+            continue;
+        }
+        let admitted: Vec<&str> = admitted(&pool)
+            .map(|c| c.it.instance_type.as_str())
+            .collect();
+        if admitted.is_empty() || admitted.len() > MIN_CHEAPER_TYPES {
+            continue;
+        }
+        out.push(
+            Finding::new(
+                np.object(),
+                format!(
+                    "spot-to-spot consolidation can never replace a single node of NodePool {}: it admits {} instance type(s), and Karpenter needs {MIN_CHEAPER_TYPES} cheaper than the node's own",
+                    pool.name,
+                    admitted.len()
+                ),
+            )
+            .evidence("featureGates", gates.unwrap_or_default().to_string())
+            .evidence("instanceTypes", admitted.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+            .hint(format!(
+                "SpotToSpotConsolidation is on, but a single spot node is replaced only when at least {MIN_CHEAPER_TYPES} instance types cheaper than its own can take its pods (Karpenter keeps spot nodes flexible so that they are not interrupted together); with {} admitted no node ever qualifies, and Karpenter's event says \"SpotToSpotConsolidation requires 15 cheaper instance type options than the current candidate to consolidate\". Nodes are still deleted when their pods fit elsewhere, and several spot nodes may still be replaced by one. Widen the pool's requirements (instance categories, generations, sizes) so that it admits well over {}, or accept that underutilized spot nodes stay",
+                admitted.len(),
+                MIN_CHEAPER_TYPES + 1
+            ))
+            .fix(format!(
+                "kubectl get nodepool {} -o jsonpath='{{.spec.template.spec.requirements}}'",
+                pool.name
+            )),
         );
     }
     Ok(out)
