@@ -4,7 +4,8 @@
 //! types, statuses and reasons millions of times: every claim carries the same twenty
 //! well-known label keys, most of the same values, and the same five conditions. Held as
 //! `String`s they were most of what karpdoctor kept of a large cluster (docs/performance.md,
-//! "Memory"). A [`Shared`] is a pointer to the one copy; [`Labels`] is a sorted slice of them.
+//! "Memory"). A [`Shared`] is a pointer to the one copy; [`Labels`] is a sorted slice of them,
+//! itself held once for all equal maps.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -133,11 +134,40 @@ impl<'de> Deserialize<'de> for Shared {
     }
 }
 
-/// A label map (or any string map: annotations, quantities), sorted by key.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Labels(Box<[(Shared, Shared)]>);
+/// Label sets seen so far, each held once: every claim of a NodePool launched on one instance
+/// type in one zone carries the same twenty-odd labels, and every node of a type the same
+/// capacity and allocatable.
+static SETS: LazyLock<Mutex<HashSet<Arc<[(Shared, Shared)]>>>> = LazyLock::new(Mutex::default);
+
+/// A label map (or any string map: annotations, quantities), sorted by key; equal maps share
+/// one allocation.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Labels(Arc<[(Shared, Shared)]>);
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels::shared(Vec::new())
+    }
+}
 
 impl Labels {
+    /// `pairs` sorted by key with the last of equal keys kept (as JSON decoding keeps it), held
+    /// once with every equal map.
+    fn shared(mut pairs: Vec<(Shared, Shared)>) -> Labels {
+        // Stable: among equal keys the last one stays last, and is the one kept.
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.reverse();
+        pairs.dedup_by(|a, b| a.0 == b.0);
+        pairs.reverse();
+        let mut sets = SETS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(held) = sets.get(pairs.as_slice()) {
+            return Labels(Arc::clone(held));
+        }
+        let new: Arc<[(Shared, Shared)]> = Arc::from(pairs);
+        sets.insert(Arc::clone(&new));
+        Labels(new)
+    }
+
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
@@ -169,16 +199,11 @@ impl Labels {
 
 impl<'a> FromIterator<(&'a str, &'a str)> for Labels {
     fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(iter: I) -> Self {
-        let mut pairs: Vec<(Shared, Shared)> = iter
-            .into_iter()
-            .map(|(k, v)| (Shared::new(k), Shared::new(v)))
-            .collect();
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        // A map has one value per key: the last one written wins, as in JSON decoding.
-        pairs.reverse();
-        pairs.dedup_by(|a, b| a.0 == b.0);
-        pairs.reverse();
-        Labels(pairs.into_boxed_slice())
+        Labels::shared(
+            iter.into_iter()
+                .map(|(k, v)| (Shared::new(k), Shared::new(v)))
+                .collect(),
+        )
     }
 }
 
@@ -207,12 +232,7 @@ impl<'de> Deserialize<'de> for Labels {
                 while let Some((k, v)) = map.next_entry::<Shared, Text>()? {
                     pairs.push((k, v.0));
                 }
-                // Stable: among equal keys the last one stays last, and is the one kept.
-                pairs.sort_by(|a, b| a.0.cmp(&b.0));
-                pairs.reverse();
-                pairs.dedup_by(|a, b| a.0 == b.0);
-                pairs.reverse();
-                Ok(Labels(pairs.into_boxed_slice()))
+                Ok(Labels::shared(pairs))
             }
         }
         d.deserialize_map(V)
@@ -279,5 +299,8 @@ mod tests {
         assert!(serde_json::from_str::<Labels>(r#"{"a": null}"#).is_err());
         let m: Labels = [("b", "2"), ("a", "1")].into_iter().collect();
         assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "b"]);
+        // Equal maps, however written, are one allocation.
+        let again: Labels = serde_json::from_str(r#"{"a": "1", "b": "2"}"#).unwrap();
+        assert!(Arc::ptr_eq(&m.0, &again.0));
     }
 }
