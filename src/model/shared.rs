@@ -137,12 +137,15 @@ impl<'de> Deserialize<'de> for Shared {
 /// Label sets seen so far, each held once: every claim of a NodePool launched on one instance
 /// type in one zone carries the same twenty-odd labels, and every node of a type the same
 /// capacity and allocatable.
-static SETS: LazyLock<Mutex<HashSet<Arc<[(Shared, Shared)]>>>> = LazyLock::new(Mutex::default);
+static SETS: LazyLock<Mutex<HashSet<Pairs>>> = LazyLock::new(Mutex::default);
+
+/// A map's entries, sorted by key, as held.
+type Pairs = Arc<[(Shared, Shared)]>;
 
 /// A label map (or any string map: annotations, quantities), sorted by key; equal maps share
 /// one allocation.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Labels(Arc<[(Shared, Shared)]>);
+pub struct Labels(Pairs);
 
 impl Default for Labels {
     fn default() -> Self {
@@ -163,7 +166,7 @@ impl Labels {
         if let Some(held) = sets.get(pairs.as_slice()) {
             return Labels(Arc::clone(held));
         }
-        let new: Arc<[(Shared, Shared)]> = Arc::from(pairs);
+        let new: Pairs = Arc::from(pairs);
         sets.insert(Arc::clone(&new));
         Labels(new)
     }
