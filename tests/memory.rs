@@ -28,6 +28,16 @@ const MAX_4X_KIB: u64 = 120 * 1024;
 /// The CronJob's limit (`deploy/cronjob*.yaml`).
 const LIMIT_KIB: u64 = 256 * 1024;
 
+/// The peak RSS in KiB that GNU time (`-f %M`) wrote to `times`.
+fn peak_kib(times: &std::path::Path) -> u64 {
+    std::fs::read_to_string(times)
+        .expect("GNU time's output")
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("a peak RSS in KiB")
+}
+
 /// Replays the healthy fixture grown `factor` times under GNU time: peak RSS in KiB, the report.
 fn replay_peak(factor: usize) -> (u64, serde_json::Value) {
     assert!(
@@ -59,12 +69,7 @@ fn replay_peak(factor: usize) -> (u64, serde_json::Value) {
         "the grown healthy bundle stays healthy: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let peak: u64 = std::fs::read_to_string(&times)
-        .expect("GNU time's output")
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .expect("a peak RSS in KiB");
+    let peak = peak_kib(&times);
     // KARPDOCTOR_MEMORY_KEEP=1 keeps the grown bundle, to replay it under a heap profiler.
     if std::env::var_os("KARPDOCTOR_MEMORY_KEEP").is_some() {
         eprintln!("kept {}", bundle.display());
@@ -142,12 +147,8 @@ async fn a_16x_live_run_fits_the_cronjob_limit() {
         }
         cmd.output().expect("GNU time runs karpdoctor")
     });
-    let peak: u64 = std::fs::read_to_string(&times)
-        .expect("GNU time's output")
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .expect("a peak RSS in KiB");
+    let peak = peak_kib(&times);
+    let _ = std::fs::remove_dir_all(&dir);
     eprintln!("a 16x live run peaked at {peak} KiB (limit {LIMIT_KIB} KiB)");
     assert_eq!(
         out.status.code(),
