@@ -12,6 +12,12 @@ use crate::scheduling::spread::selector_matches;
 /// The pod and node annotation Karpenter never disrupts or evicts past.
 pub use crate::model::DO_NOT_DISRUPT;
 
+/// The command that shows a PodDisruptionBudget named `namespace/name`.
+pub fn pdb_command(pdb: &str) -> Option<String> {
+    pdb.split_once('/')
+        .map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}"))
+}
+
 /// `namespace/name`, as Karpenter's events and kubectl name a pod.
 pub fn pod_id(p: &Pod) -> String {
     format!(

@@ -240,7 +240,7 @@ pub fn describe(
             cause(
                 format!("PodDisruptionBudget {pdb} allows no disruption"),
                 format!("Karpenter does not pick a node for {} while a pod on it is under a PDB that allows no eviction ({limit}). Scale the workload above the PDB's minimum or relax minAvailable/maxUnavailable.{tgp}", when(reason)),
-                pdb.split_once('/').map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}")),
+                crate::disruption::pods::pdb_command(pdb),
                 vec![("pods", pods.join(", ")), ("pdb", limit.clone())],
             ),
             if *never { &[codes::DISRUPTION_SETTINGS_INEFFECTIVE] } else { &[] },

@@ -160,7 +160,7 @@ pub fn describe(b: &Blocker, claim: &NodeClaim) -> (String, NodeCause, &'static 
             cause(
                 format!("PodDisruptionBudget {pdb} allows no disruption"),
                 format!("The eviction API refuses every eviction this PDB would count ({limit}), so the drain never ends. Scale the workload above the PDB's minimum, relax minAvailable/maxUnavailable, or fix the unhealthy pods it waits for.{tgp}"),
-                pdb.split_once('/').map(|(ns, name)| format!("kubectl -n {ns} get pdb {name}")),
+                crate::disruption::pods::pdb_command(pdb),
                 vec![("pods", pods.join(", ")), ("pdb", limit.clone())],
             ),
             if *never { &[codes::DISRUPTION_SETTINGS_INEFFECTIVE] } else { &[] },
