@@ -384,7 +384,9 @@ impl LiveSetup {
                 Answers::Reused => "reused",
             }
         );
-        let path = scratch("bench-live").join(format!("kubeconfig-{name}"));
+        let path = scratch("bench-live")
+            .keep()
+            .join(format!("kubeconfig-{name}"));
         std::fs::write(
             &path,
             server
@@ -426,7 +428,9 @@ impl LiveSetup {
         if std::env::var_os("KARPDOCTOR_BENCH_VERBOSE").is_some() {
             // The last run's report, for reading its `stats` (when each fact started, its
             // requests and rounds) after the benchmark.
-            let report = scratch("bench-live").join(format!("report-{}.json", self.name));
+            let report = scratch("bench-live")
+                .keep()
+                .join(format!("report-{}.json", self.name));
             std::fs::write(report, &out.stdout).unwrap();
         }
         let report: serde_json::Value = serde_json::from_slice(&out.stdout)
@@ -581,7 +585,7 @@ struct FleetSetup {
     caller: Vec<(&'static str, String)>,
     contexts: Vec<String>,
     expected_code: i32,
-    dir: std::path::PathBuf,
+    dir: Scratch,
 }
 
 impl FleetSetup {

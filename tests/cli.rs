@@ -195,8 +195,7 @@ fn closed_port_is_one_line_exit_2_within_the_timeout() {
         .local_addr()
         .expect("addr")
         .port();
-    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp");
+    let dir = support::scratch("cli");
     let path = dir.join("closed.kubeconfig");
     let mut f = std::fs::File::create(&path).expect("kubeconfig");
     write!(
@@ -235,8 +234,7 @@ fn bad_replay_files_are_one_line_exit_2() {
         &karpdoctor(&["--replay", "/nonexistent/bundle.json"]),
         "not a usable karpdoctor bundle",
     );
-    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp");
+    let dir = support::scratch("cli-bad");
     let path = dir.join("broken.json");
     std::fs::write(&path, "{\"bundleVersion\": 1, \"facts\": [ {\"fact\": ").expect("write");
     assert_one_line_failure(
@@ -264,8 +262,7 @@ fn unknown_selection_is_exit_2_with_a_suggestion() {
 
 #[test]
 fn record_of_a_replay_replays_to_the_same_json() {
-    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-rec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp");
+    let dir = support::scratch("cli-rec");
     let bundle = dir.join("rerecorded.json");
     let first = karpdoctor(&[
         "--replay",
@@ -292,8 +289,7 @@ fn record_of_a_replay_replays_to_the_same_json() {
 
 #[test]
 fn redact_leaves_no_account_ip_or_hostname_in_any_output() {
-    let dir = std::env::temp_dir().join(format!("karpdoctor-cli-redact-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp");
+    let dir = support::scratch("cli-redact");
     let account = regex::Regex::new(r"\b\d{12}\b").unwrap();
     let ipv4 = regex::Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap();
     let host = regex::Regex::new(r"ip-\d+-\d+-\d+-\d+").unwrap();

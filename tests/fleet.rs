@@ -9,7 +9,7 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
@@ -97,7 +97,7 @@ fn closed_port() -> u16 {
 struct Fleet {
     _emulators: (Emulator, Emulator),
     servers: Vec<(&'static str, TestServer)>,
-    dir: PathBuf,
+    dir: Scratch,
     aws_config: String,
     dead: String,
 }

@@ -43,7 +43,7 @@ async fn every_scenario_live_equals_replay_and_records_faithfully() {
     // Python), so one lane of runs leaves a core idle: two lanes, each with its own emulator,
     // keep both busy. Each AWS state stays in one lane so it is still seeded once.
     let lanes = LIVE_LANES.map(|lane| {
-        let dir = dir.clone();
+        let dir = dir.to_path_buf();
         let share = lane_share(&fixtures, lane, LIVE_LANES.len());
         tokio::spawn(async move { live_lane(share, &dir).await })
     });

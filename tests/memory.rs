@@ -46,9 +46,7 @@ fn replay_peak(factor: usize) -> (u64, serde_json::Value) {
     );
     let base = read_json(&fixture_bundle("healthy"));
     let grown = scale::grow(&base, factor).expect("the healthy fixture grows");
-    let dir =
-        std::env::temp_dir().join(format!("karpdoctor-memory-{}-{factor}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let dir = scratch(&format!("memory-{factor}"));
     let bundle = dir.join(format!("scale-{factor}.json"));
     std::fs::write(&bundle, serde_json::to_vec(&grown).expect("JSON")).expect("written");
     drop(grown);
@@ -72,9 +70,8 @@ fn replay_peak(factor: usize) -> (u64, serde_json::Value) {
     let peak = peak_kib(&times);
     // KARPDOCTOR_MEMORY_KEEP=1 keeps the grown bundle, to replay it under a heap profiler.
     if std::env::var_os("KARPDOCTOR_MEMORY_KEEP").is_some() {
+        dir.keep();
         eprintln!("kept {}", bundle.display());
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
     }
     let report = serde_json::from_slice(&out.stdout).expect("a JSON report");
     (peak, report)
@@ -148,7 +145,6 @@ async fn a_16x_live_run_fits_the_cronjob_limit() {
         cmd.output().expect("GNU time runs karpdoctor")
     });
     let peak = peak_kib(&times);
-    let _ = std::fs::remove_dir_all(&dir);
     eprintln!("a 16x live run peaked at {peak} KiB (limit {LIMIT_KIB} KiB)");
     assert_eq!(
         out.status.code(),

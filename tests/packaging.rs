@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use clap::CommandFactory;
 use serde::Deserialize;
 
-use support::{karpdoctor, scratch, verdicts};
+use support::{Scratch, karpdoctor, scratch, verdicts};
 
 fn run(args: &[&str]) -> Output {
     karpdoctor(args, &[])
@@ -305,7 +305,6 @@ fn man_of_an_unknown_command_is_one_line_exit_2() {
 #[test]
 fn man_dir_writes_every_page() {
     let dir = scratch("man-pages");
-    let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("man1");
     let o = run(&["man", "--dir", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -335,14 +334,12 @@ fn man_dir_writes_every_page() {
     assert_eq!(top, stdout(&run(&["man"])));
     let list = std::fs::read_to_string(out.join("karpdoctor-list.1")).unwrap();
     assert_eq!(list, stdout(&run(&["man", "list"])));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A directory holding the built binary as `kubectl-karpdoctor`, installed the two ways
 /// people do: krew's symbolic link, and a plain copy.
-fn plugin_installs(test: &str) -> Vec<PathBuf> {
+fn plugin_installs(test: &str) -> (Scratch, Vec<PathBuf>) {
     let dir = scratch(&format!("kubectl-plugin-{test}"));
-    let _ = std::fs::remove_dir_all(&dir);
     let binary = Path::new(env!("CARGO_BIN_EXE_karpdoctor"));
     let mut installs = Vec::new();
     let copied = dir.join("copy");
@@ -358,7 +355,7 @@ fn plugin_installs(test: &str) -> Vec<PathBuf> {
         std::os::unix::fs::symlink(binary, &link).unwrap();
         installs.push(link);
     }
-    installs
+    (dir, installs)
 }
 
 fn run_as(program: &Path, args: &[&str]) -> Output {
@@ -381,7 +378,8 @@ fn installed_as_kubectl_karpdoctor_it_names_itself_so_and_works_the_same() {
     let plain_list = run(&["list", "-o", "json"]);
     let plain_demo = run(&["demo", "-o", "json"]);
 
-    for plugin in plugin_installs("names") {
+    let (_dir, installs) = plugin_installs("names");
+    for plugin in installs {
         let shown = plugin.display();
         let help = run_as(&plugin, &["--help"]);
         assert_eq!(help.status.code(), Some(0), "{shown}");
@@ -427,7 +425,8 @@ fn kubectl_finds_and_runs_the_plugin_where_installed() {
         eprintln!("skipped: kubectl is not installed");
         return;
     };
-    let plugin = &plugin_installs("kubectl")[0];
+    let (_dir, installs) = plugin_installs("kubectl");
+    let plugin = &installs[0];
     let dir = plugin.parent().unwrap();
     let mut path = vec![dir.to_path_buf()];
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));

@@ -320,7 +320,6 @@ fn https_pushes_verify_the_gateway_certificate() {
         stderr(&trusted)
     );
     drop(gateway);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -503,7 +502,6 @@ fn the_alert_rules_pass_promtool_and_fire_when_they_should() {
         .output()
         .unwrap();
     assert!(test.status.success(), "{}{}", stdout(&test), stderr(&test));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

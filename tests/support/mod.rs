@@ -1315,11 +1315,48 @@ pub fn live_env<'a>(kubeconfig: &'a str, aws_url: &'a str) -> Vec<(&'a str, &'a 
     ]
 }
 
-/// A private scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
+/// A private scratch directory for one test, removed when the test passes. A test that fails
+/// keeps it, so the bundle or report it wrote can be read; a passing run leaves nothing
+/// behind (they held copies of the binary and whole bundles, and filled a developer's disk).
+pub fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("karpdoctor-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    Scratch(dir)
+}
+
+/// See [`scratch`].
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Keeps the directory past this value (a benchmark's reports are read afterwards).
+    #[allow(dead_code)] // used by the benchmarks, not by every test crate
+    pub fn keep(self) -> PathBuf {
+        let dir = self.0.clone();
+        std::mem::forget(self);
+        dir
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Scenarios whose bundle is product data under `data/<name>/` (the demo `karpdoctor demo`
