@@ -37,18 +37,25 @@ fn applies(b: &Budget, reason: &str) -> bool {
         .is_none_or(|rs| rs.iter().any(|r| r == reason))
 }
 
-/// The reasons in use whose every applicable budget has a schedule and one of them allows
-/// some disruption, with those budgets: a window meant to allow, between whose windows Karpenter
-/// disrupts for that reason without limit. Scheduled `"0"` budgets alone are a freeze, whose
-/// unlimited hours are the point (docs/disruption.md §11). A pool without budgets gets the API's
-/// default (`nodes: 10%`, always active) and is never reported.
-pub fn unlimited_between_windows(pool: &NodePool) -> Vec<(&'static str, Vec<&Budget>)> {
-    let budgets = pool
-        .spec
-        .disruption
-        .as_ref()
-        .map(|d| d.budgets.as_slice())
-        .unwrap_or_default();
+/// A reason in use whose budgets leave it unlimited at some time: every applicable budget has a
+/// schedule, one of them allows some disruption, and their windows leave a gap.
+#[derive(Debug)]
+pub struct Unlimited<'a> {
+    pub reason: &'static str,
+    pub budgets: Vec<&'a Budget>,
+    /// The first moment from now (within a year) that no budget limits.
+    pub from: jiff::Timestamp,
+}
+
+/// The reasons in use left unlimited between scheduled windows: a window meant to allow,
+/// between whose windows Karpenter disrupts for that reason without limit. Windows that cover
+/// all time between them (a `"100%"` window on Sunday beside a `"0"` one from Monday for six
+/// days, as Karpenter's maintainers suggest in core#2218) leave no gap and are quiet.
+/// Scheduled `"0"` budgets alone are a freeze, whose unlimited hours are the point
+/// (docs/disruption.md §11). A pool without budgets gets the API's default (`nodes: 10%`,
+/// always active) and is never reported. A schedule that cannot be read is not judged.
+pub fn unlimited_between_windows(pool: &NodePool, now: jiff::Timestamp) -> Vec<Unlimited<'_>> {
+    let budgets = pool_budgets(pool);
     if budgets.is_empty() {
         return Vec::new();
     }
@@ -58,10 +65,137 @@ pub fn unlimited_between_windows(pool: &NodePool) -> Vec<(&'static str, Vec<&Bud
             let applying: Vec<&Budget> = budgets.iter().filter(|b| applies(b, reason)).collect();
             let windows = !applying.is_empty()
                 && applying.iter().all(|b| b.schedule.is_some())
-                && applying.iter().any(|b| b.nodes.trim() != "0");
-            windows.then_some((reason, applying))
+                && applying.iter().any(|b| !allows_none(b));
+            if !windows {
+                return None;
+            }
+            let Coverage::Gap(from) = coverage(&applying, now) else {
+                return None;
+            };
+            Some(Unlimited {
+                reason,
+                budgets: applying,
+                from,
+            })
         })
         .collect()
+}
+
+/// A reason in use whose scheduled window never opens: budgets allowing none cover all time,
+/// and Karpenter applies the smallest limit among the active budgets.
+#[derive(Debug)]
+pub struct NeverOpens<'a> {
+    pub reason: &'static str,
+    /// The budgets allowing none that are active at every moment between them.
+    pub closed: Vec<&'a Budget>,
+    /// The scheduled budgets allowing some disruption: the window meant to open.
+    pub windows: Vec<&'a Budget>,
+}
+
+/// The reasons in use whose scheduled windows never open, because budgets of `"0"` limit at all
+/// times (an unscheduled `nodes: "0"` beside a window for the same reason is the common form:
+/// core#2374). Budgets of `"0"` alone are a freeze and intent (docs/disruption.md §11); a
+/// schedule that cannot be read is not judged.
+pub fn windows_never_open(pool: &NodePool, now: jiff::Timestamp) -> Vec<NeverOpens<'_>> {
+    let budgets = pool_budgets(pool);
+    reasons_in_use(pool)
+        .into_iter()
+        .filter_map(|reason| {
+            let applying = budgets.iter().filter(|b| applies(b, reason));
+            let (closed, open): (Vec<&Budget>, Vec<&Budget>) =
+                applying.partition(|b| allows_none(b));
+            let windows: Vec<&Budget> = open.into_iter().filter(|b| b.schedule.is_some()).collect();
+            if closed.is_empty() || windows.is_empty() {
+                return None;
+            }
+            (coverage(&closed, now) == Coverage::Always).then_some(NeverOpens {
+                reason,
+                closed,
+                windows,
+            })
+        })
+        .collect()
+}
+
+fn pool_budgets(pool: &NodePool) -> &[Budget] {
+    pool.spec
+        .disruption
+        .as_ref()
+        .map(|d| d.budgets.as_slice())
+        .unwrap_or_default()
+}
+
+/// `nodes: "0"` or `"0%"`: a percentage above zero rounds up to at least one node.
+fn allows_none(b: &Budget) -> bool {
+    scaled(&b.nodes, 1) == Some(0)
+}
+
+/// How far ahead windows are walked: a year covers every daily, weekly and monthly pattern.
+const HORIZON_DAYS: i64 = 366;
+/// Windows walked per budget; a schedule hitting more often than this in a year (every few
+/// minutes) is judged no further.
+const MAX_HITS: usize = 10_000;
+
+/// Whether a set of budgets limits at every moment of the next year.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coverage {
+    /// The first moment from now at which none of them is active.
+    Gap(jiff::Timestamp),
+    /// One is unscheduled (or never fires), or their windows cover the whole year.
+    Always,
+    /// A schedule cannot be read, or hits too often to walk.
+    Unknown,
+}
+
+/// Whether `budgets` leave a moment within a year at which none is active. A budget is active at
+/// `t` when a hit `h` of its schedule has `t - duration < h <= t` (core: `Budget.IsActive` asks
+/// for the first hit after `now - duration`), so each hit covers `[h, h + duration)` and a sweep
+/// over them finds the gap.
+pub fn coverage(budgets: &[&Budget], now: jiff::Timestamp) -> Coverage {
+    walk(budgets, now).unwrap_or(Coverage::Unknown)
+}
+
+fn walk(budgets: &[&Budget], now: jiff::Timestamp) -> Option<Coverage> {
+    let horizon = now
+        .checked_add(jiff::SignedDuration::from_hours(HORIZON_DAYS * 24))
+        .ok()?;
+    let mut windows = Vec::new();
+    for b in budgets {
+        let Some(cron) = schedule(b) else {
+            return Some(Coverage::Always);
+        };
+        let cron = cron.ok()?;
+        let length =
+            jiff::SignedDuration::from_mins(i64::from(duration_minutes(b.duration.as_deref()?)?));
+        let from = now.checked_sub(length).ok()?;
+        if next_hit(&cron, from).is_none() {
+            // Never fires: active at every moment, as an unscheduled budget.
+            return Some(Coverage::Always);
+        }
+        for (n, hit) in cron.iter_after(utc(from)).enumerate() {
+            let hit = hit.timestamp();
+            if hit > horizon {
+                break;
+            }
+            if n >= MAX_HITS {
+                return None;
+            }
+            windows.push((hit, hit.checked_add(length).ok()?));
+        }
+    }
+    windows.sort();
+    let mut covered = now;
+    for (start, end) in windows {
+        if start > covered {
+            return Some(Coverage::Gap(covered));
+        }
+        covered = covered.max(end);
+    }
+    Some(if covered <= horizon {
+        Coverage::Gap(covered)
+    } else {
+        Coverage::Always
+    })
 }
 
 /// Minutes in a Go duration of the form the budget's schema allows (`8h`, `30m`, `1h30m`).
@@ -133,8 +267,25 @@ pub fn active(b: &Budget, now: jiff::Timestamp) -> Option<bool> {
     let from = now
         .checked_sub(jiff::SignedDuration::from_mins(i64::from(minutes)))
         .ok()?;
-    let next = cron.find_next_occurrence(&utc(from), false).ok()?;
-    Some(next.timestamp() <= now)
+    Some(match next_hit(&cron, from) {
+        Some(next) => next <= now,
+        None => true,
+    })
+}
+
+/// The schedule's first hit after `from`, as robfig/cron's `Next` finds it: `None` when there
+/// is none within five years (`0 0 31 2 *`), where robfig returns the zero time, which is never
+/// after now, so Karpenter holds such a budget active at every moment (checked by compiling
+/// robfig/cron v3.0.1, the version Karpenter pins).
+fn next_hit(cron: &croner::Cron, from: jiff::Timestamp) -> Option<jiff::Timestamp> {
+    let next = cron
+        .find_next_occurrence(&utc(from), false)
+        .ok()?
+        .timestamp();
+    let limit = from
+        .checked_add(jiff::SignedDuration::from_hours(5 * 366 * 24))
+        .ok()?;
+    (next <= limit).then_some(next)
 }
 
 /// When an active scheduled budget stops limiting: its latest hit plus its duration. `None` for
@@ -241,6 +392,15 @@ mod tests {
         .unwrap()
     }
 
+    const NOW: &str = "2026-11-27T10:00:00Z"; // a Friday
+
+    fn unlimited(p: &NodePool) -> Vec<&'static str> {
+        unlimited_between_windows(p, at(NOW))
+            .iter()
+            .map(|u| u.reason)
+            .collect()
+    }
+
     #[test]
     fn a_window_alone_leaves_its_reason_unlimited_outside_it() {
         // aws#7842: Drifted only in a window, consolidation unbudgeted but for the default.
@@ -248,13 +408,18 @@ mod tests {
             json!({"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"0s",
             "budgets":[{"nodes":"20%","reasons":["Drifted"],"schedule":"0 7 * * *","duration":"7h"}]}),
         );
-        let found = unlimited_between_windows(&p);
+        let found = unlimited_between_windows(&p, at(NOW));
         assert_eq!(
-            found.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+            found.iter().map(|u| u.reason).collect::<Vec<_>>(),
             ["Drifted"]
         );
         assert_eq!(
-            closing_budget(found[0].1[0], "Drifted").unwrap(),
+            found[0].from,
+            at("2026-11-27T14:00:00Z"),
+            "when today's window ends"
+        );
+        assert_eq!(
+            closing_budget(found[0].budgets[0], "Drifted").unwrap(),
             "{nodes: \"0\", reasons: [Drifted], schedule: \"0 14 * * *\", duration: 17h}"
         );
     }
@@ -266,24 +431,83 @@ mod tests {
             json!({"consolidationPolicy":"WhenEmptyOrUnderutilized","budgets":[
             {"nodes":"0","schedule":"0 9 * * mon-fri","duration":"8h"},{"nodes":"10%"}]}),
         );
-        assert!(unlimited_between_windows(&p).is_empty());
+        assert!(unlimited(&p).is_empty());
         // core#2183: one scheduled budget for all, an unscheduled one for Empty only.
         let p = pool(
             json!({"consolidationPolicy":"WhenEmptyOrUnderutilized","budgets":[
             {"nodes":"35%","schedule":"0 1 * * mon","duration":"4h"},{"nodes":"35%","reasons":["Empty"]}]}),
         );
-        let reasons: Vec<&str> = unlimited_between_windows(&p)
+        assert_eq!(unlimited(&p), ["Underutilized", "Drifted"]);
+    }
+
+    #[test]
+    fn windows_that_cover_all_time_between_them_leave_no_gap() {
+        // core#2218, a maintainer's answer: all nodes on Sunday, none Monday to Saturday.
+        let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
+            {"nodes":"100%","schedule":"0 0 * * 0","duration":"24h"},
+            {"nodes":"0","schedule":"0 0 * * 1","duration":"144h"}]}));
+        assert!(unlimited(&p).is_empty());
+        // core#2374's answer: ten minutes at 10:00, closed from 10:10 for the rest of the day.
+        let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
+            {"nodes":"100%","reasons":["Empty"]},
+            {"nodes":"50%","reasons":["Drifted"],"schedule":"0 10 * * *","duration":"10m"},
+            {"nodes":"0","reasons":["Drifted"],"schedule":"10 10 * * *","duration":"23h50m"}]}));
+        assert!(unlimited(&p).is_empty());
+        assert!(windows_never_open(&p, at(NOW)).is_empty());
+        // The same with the closing budget a minute short: a gap every day at 09:59.
+        let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
+            {"nodes":"50%","reasons":["Drifted"],"schedule":"0 10 * * *","duration":"10m"},
+            {"nodes":"0","reasons":["Drifted"],"schedule":"10 10 * * *","duration":"23h49m"}]}));
+        let found = unlimited_between_windows(&p, at(NOW));
+        assert_eq!(found[0].from, at("2026-11-28T09:59:00Z"));
+    }
+
+    #[test]
+    fn an_unscheduled_zero_beside_a_window_never_lets_it_open() {
+        // core#2374's question written as people first write it: drift closed, a window open.
+        let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
+            {"nodes":"0","reasons":["Drifted"]},
+            {"nodes":"1","reasons":["Drifted"],"schedule":"0 10 * * *","duration":"10m"}]}));
+        let found = windows_never_open(&p, at(NOW));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].reason, "Drifted");
+        assert_eq!(found[0].closed.len(), 1);
+        assert_eq!(found[0].windows[0].nodes, "1");
+        // Zero budgets whose schedules cover all time close it as surely: weekdays and weekend.
+        let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
+            {"nodes":"0%","schedule":"0 0 * * 1","duration":"120h"},
+            {"nodes":"0","schedule":"0 0 * * 6","duration":"48h"},
+            {"nodes":"20%","schedule":"0 2 * * 0","duration":"4h"}]}));
+        let reasons: Vec<&str> = windows_never_open(&p, at(NOW))
             .iter()
-            .map(|(r, _)| *r)
+            .map(|n| n.reason)
             .collect();
-        assert_eq!(reasons, ["Underutilized", "Drifted"]);
+        assert_eq!(reasons, ["Empty", "Drifted"]);
+        // A freeze alone (no window) is intent, and a zero with gaps lets the window open.
+        let p = pool(json!({"budgets":[{"nodes":"0","reasons":["Drifted"]}]}));
+        assert!(windows_never_open(&p, at(NOW)).is_empty());
+        let p = pool(json!({"budgets":[
+            {"nodes":"0","schedule":"0 9 * * mon-fri","duration":"8h"},
+            {"nodes":"5","schedule":"0 20 * * *","duration":"2h"}]}));
+        assert!(windows_never_open(&p, at(NOW)).is_empty());
+    }
+
+    #[test]
+    fn a_schedule_that_never_fires_is_active_at_every_moment() {
+        // robfig/cron finds no 31 February within five years and returns the zero time.
+        let b = budget(json!({"nodes":"0","schedule":"0 0 31 2 *","duration":"1h"}));
+        assert_eq!(active(&b, at(NOW)), Some(true));
+        let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
+            {"nodes":"0","schedule":"0 0 31 2 *","duration":"24h"},
+            {"nodes":"2","schedule":"0 3 * * sun","duration":"3h"}]}));
+        assert_eq!(windows_never_open(&p, at(NOW)).len(), 2);
     }
 
     #[test]
     fn a_freeze_alone_is_intent() {
         let p = pool(json!({"consolidationPolicy":"WhenEmpty","budgets":[
             {"nodes":"0","schedule":"0 9 * * mon-fri","duration":"8h"}]}));
-        assert!(unlimited_between_windows(&p).is_empty());
+        assert!(unlimited(&p).is_empty());
     }
 
     #[test]

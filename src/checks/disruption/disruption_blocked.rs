@@ -11,6 +11,7 @@ use crate::check::prelude::*;
 use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
+use crate::disruption::budgets::windows_never_open;
 use crate::disruption::candidates::{
     BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected,
     pool_use, reschedulable, wanted,
@@ -140,7 +141,16 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
     for (claim, name, reason, since, all) in found {
         let pool = pool_by_name.get(pool_of(claim)).copied();
         let Some(pool) = pool else { continue };
-        let (subject, mut cause, owners) = describe(&all[0], reason, pool);
+        let (subject, mut cause, mut owners) = describe(&all[0], reason, pool);
+        // A "0" that never lifts beside a window for the reason: the setting is the cause
+        // (KD4104 says the window never opens), these nodes its consequence.
+        if matches!(&all[0], Blocker::Budget { opens: None, .. })
+            && windows_never_open(pool, now)
+                .iter()
+                .any(|n| n.reason == reason.as_str())
+        {
+            owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
+        }
         cause.evidence.push(("reason", reason.as_str().to_string()));
         cause.evidence.push(("since", since));
         if let Some(e) = events.as_ref().and_then(|es| es.0.about("Node", name).next()) {

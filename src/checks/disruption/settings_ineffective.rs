@@ -1,19 +1,21 @@
-//! KD4104: disruption settings that cannot do what they say. Built: a disruption budget with a
-//! schedule read as a maintenance window, while budgets only restrict: a reason whose every
-//! budget is scheduled is unlimited between the windows; and a PodDisruptionBudget that can
-//! never allow a disruption over pods on Karpenter's nodes; and, with SpotToSpotConsolidation on,
-//! a spot pool admitting too few instance types for it ever to replace a node (rules:
-//! docs/disruption.md §2, §4, §7, §11).
+//! KD4104: disruption settings that cannot do what they say. Built: disruption budgets read as a
+//! maintenance window, while budgets only restrict: a reason whose every budget is scheduled is
+//! unlimited in the gaps between the windows, and a window beside "0" budgets that limit at
+//! every moment never opens; a PodDisruptionBudget that can never allow a disruption over pods
+//! on Karpenter's nodes; and, with SpotToSpotConsolidation on, a spot pool admitting too few
+//! instance types for it ever to replace a node (rules: docs/disruption.md §2, §4, §7, §11).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::check::prelude::*;
 use crate::checks::common::nodeclaim::pool_of;
-use crate::disruption::budgets::{closing_budget, unlimited_between_windows};
+use crate::disruption::budgets::{
+    closing_budget, describe, unlimited_between_windows, windows_never_open,
+};
 use crate::checks::common::scheduling::PoolFacts;
 use crate::disruption::pdbs::never_allows;
 use crate::disruption::spot::{MIN_CHEAPER_TYPES, spot_to_spot_gate};
-use crate::model::{ControllerDeployment, NodeClaim};
+use crate::model::{Budget, ControllerDeployment, NodeClaim, NodePool};
 use crate::scheduling::admitted;
 use crate::scheduling::spread::selector_string;
 
@@ -33,61 +35,139 @@ declare_check! {
 
 async fn settings_ineffective(cx: &CheckCx) -> CheckResult {
     let pools = cx.nodepools().await?;
+    let now = cx.now();
     let mut out = Vec::new();
     for pool in pools.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
-        let found = unlimited_between_windows(pool);
-        if found.is_empty() {
-            continue;
-        }
-        let reasons: Vec<&str> = found.iter().map(|(r, _)| *r).collect();
-        let windows: Vec<String> = found
-            .iter()
-            .flat_map(|(_, bs)| bs.iter())
-            .map(|b| {
-                format!(
-                    "nodes {} on \"{}\" for {}",
-                    b.nodes,
-                    b.schedule.as_deref().unwrap_or(""),
-                    b.duration.as_deref().unwrap_or("?")
-                )
-            })
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let closing: Vec<String> = found
-            .iter()
-            .filter_map(|(r, bs)| bs.iter().find_map(|b| closing_budget(b, r)))
-            .collect();
-        let fix = if closing.is_empty() {
-            "add a budget that is always active for these reasons (a small limit such as nodes: \"10%\"), or a nodes: \"0\" budget scheduled over the hours outside the window".to_string()
-        } else {
-            format!(
-                "to allow disruption only in the window, add {} (a nodes: \"0\" budget over the rest of the day); or add an always-active budget with a small limit",
-                closing.join(" and ")
-            )
-        };
-        out.push(
-            Finding::new(
-                pool.object(),
-                format!(
-                    "disruption for {} is unlimited outside the scheduled budget's window: a budget limits only while its schedule is active",
-                    reasons.join(", ")
-                ),
-            )
-            .evidence("reasons", reasons.join(", "))
-            .evidence("scheduledBudgets", windows)
-            .hint(format!(
-                "Karpenter applies the smallest limit among the budgets active now, and a budget outside its schedule limits nothing: between the windows it may disrupt every node of the pool at once for these reasons (all nodes drifting on an AMI release). Schedules are in UTC. To fix: {fix}"
-            ))
-            .fix(format!(
-                "kubectl get nodepool {} -o jsonpath='{{.spec.disruption.budgets}}'",
-                pool.name()
-            )),
-        );
+        out.extend(unlimited_finding(pool, now));
+        out.extend(never_open_finding(pool, now));
     }
     out.extend(pdbs_never_allowing(cx).await?);
     out.extend(spot_to_spot_starved(cx).await?);
     Ok(out)
+}
+
+fn window_text(b: &Budget) -> String {
+    format!(
+        "nodes {} on \"{}\" for {}",
+        b.nodes,
+        b.schedule.as_deref().unwrap_or(""),
+        b.duration.as_deref().unwrap_or("?")
+    )
+}
+
+/// Scheduled budgets read as a maintenance window, with a gap between the windows where the
+/// reason is unlimited.
+fn unlimited_finding(pool: &NodePool, now: jiff::Timestamp) -> Option<Finding> {
+    let found = unlimited_between_windows(pool, now);
+    let first = found.iter().map(|u| u.from).min()?;
+    let reasons: Vec<&str> = found.iter().map(|u| u.reason).collect();
+    let windows: Vec<String> = found
+        .iter()
+        .flat_map(|u| u.budgets.iter())
+        .map(|b| window_text(b))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let closing: Vec<String> = found
+        .iter()
+        .filter_map(|u| u.budgets.iter().find_map(|b| closing_budget(b, u.reason)))
+        .collect();
+    let fix = if closing.is_empty() {
+        "add a budget that is always active for these reasons (a small limit such as nodes: \"10%\"), or a nodes: \"0\" budget scheduled over the hours outside the window".to_string()
+    } else {
+        format!(
+            "to allow disruption only in the window, add {} (a nodes: \"0\" budget over the rest of the day); or add an always-active budget with a small limit",
+            closing.join(" and ")
+        )
+    };
+    Some(
+        Finding::new(
+            pool.object(),
+            format!(
+                "disruption for {} is unlimited outside the scheduled budget's window: a budget limits only while its schedule is active",
+                reasons.join(", ")
+            ),
+        )
+        .evidence("reasons", reasons.join(", "))
+        .evidence("scheduledBudgets", windows)
+        .evidence("unlimitedFrom", first.to_string())
+        .hint(format!(
+            "Karpenter applies the smallest limit among the budgets active now, and a budget outside its schedule limits nothing: between the windows it may disrupt every node of the pool at once for these reasons (all nodes drifting on an AMI release). Schedules are in UTC. To fix: {fix}"
+        ))
+        .fix(format!(
+            "kubectl get nodepool {} -o jsonpath='{{.spec.disruption.budgets}}'",
+            pool.name()
+        )),
+    )
+}
+
+/// A window that never opens: budgets of "0" for the same reason limit at every moment.
+fn never_open_finding(pool: &NodePool, now: jiff::Timestamp) -> Option<Finding> {
+    let found = windows_never_open(pool, now);
+    if found.is_empty() {
+        return None;
+    }
+    let reasons: Vec<&str> = found.iter().map(|n| n.reason).collect();
+    let described = |bs: &mut dyn Iterator<Item = &&Budget>| -> Vec<String> {
+        bs.map(|b| describe(b))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let closed = described(&mut found.iter().flat_map(|n| n.closed.iter()));
+    let windows = described(&mut found.iter().flat_map(|n| n.windows.iter()));
+    let unscheduled = found
+        .iter()
+        .flat_map(|n| n.closed.iter())
+        .any(|b| b.schedule.is_none());
+    let closing: Vec<String> = found
+        .iter()
+        .filter_map(|n| n.windows.iter().find_map(|b| closing_budget(b, n.reason)))
+        .collect();
+    let mut staying = Vec::new();
+    if reasons.contains(&"Drifted") {
+        staying.push("drifted nodes stay on their old AMI and configuration");
+    }
+    if reasons.iter().any(|r| *r != "Drifted") {
+        staying.push("empty or underutilized nodes stay");
+    }
+    let stay = capitalized(&staying.join(", and "));
+    let fix = match (unscheduled, closing.is_empty()) {
+        (true, false) => format!(
+            "replace the always-active nodes: \"0\" budget with {}: a \"0\" budget over the rest of the day only",
+            closing.join(" and ")
+        ),
+        (true, true) => "give the nodes: \"0\" budget a schedule and duration covering only the hours outside the window".to_string(),
+        _ => "shorten the nodes: \"0\" budgets' schedules so that they leave the window's hours free".to_string(),
+    };
+    Some(
+        Finding::new(
+            pool.object(),
+            format!(
+                "the disruption window for {} never opens: a budget allowing no nodes is active at every moment, so Karpenter never disrupts for {}",
+                reasons.join(", "),
+                if reasons.len() == 1 { "it" } else { "them" }
+            ),
+        )
+        .evidence("reasons", reasons.join(", "))
+        .evidence("alwaysClosed", closed)
+        .evidence("windows", windows)
+        .hint(format!(
+            "Budgets only restrict: Karpenter applies the smallest limit among the budgets active now, so a window's budget cannot raise a limit another active budget sets to 0. {stay} until the \"0\" budget is narrowed. Schedules are in UTC. To fix: {fix}"
+        ))
+        .fix(format!(
+            "kubectl get nodepool {} -o jsonpath='{{.spec.disruption.budgets}}'",
+            pool.name()
+        )),
+    )
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// PDBs that can never allow a disruption and cover pods on Karpenter's nodes: those nodes are
