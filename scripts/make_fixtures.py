@@ -405,6 +405,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add("csiNodes", [])
     add("volumeAttachments", [])
     add("podDisruptionBudgets", [])
+    add("pinnedWorkloads", [])
     add({"nodes":{"labelSelector":"topology.kubernetes.io/zone"}}, [])
     add({"eventsByReason":{"kind":"Pod","reason":"FailedCreatePodSandBox"}}, [])
     add({"eventsByReason":{"kind":"Node","reason":"DisruptionBlocked"}}, [])

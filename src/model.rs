@@ -18,8 +18,10 @@ use serde_json::value::RawValue;
 
 mod node;
 mod shared;
+mod workload;
 pub use node::{DO_NOT_DISRUPT, ListedNode};
 pub use shared::{Labels, Shared};
+pub use workload::PinnedWorkload;
 
 /// Karpenter's API group for NodePools and NodeClaims.
 pub const KARPENTER_GROUP: &str = "karpenter.sh";
@@ -508,6 +510,10 @@ pub struct NodeClaimSpec {
     /// PDBs and do-not-disrupt (a Go duration); without it draining has no end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub termination_grace_period: Option<String>,
+    /// How long after its creation Karpenter deletes the claim, whatever budgets and
+    /// do-not-disrupt say (a Go duration, or `Never`; v1 copies the pool's, default 720h).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expire_after: Option<Shared>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

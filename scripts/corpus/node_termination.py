@@ -276,6 +276,62 @@ write("healthy-budgets-maintenance-windows", bundle(
     nps=[_nt_pool2, _nt_pool]),
     [])
 
+# KD4104, workloads that pin their nodes. kubernetes-sigs/karpenter#1789: expireAfter 24h, pods
+# annotated karpenter.sh/do-not-disrupt, and after expiry "Failed to drain node, 7 pods are
+# waiting to be evicted" (x533 over 18h); #1702 shows the annotation on a Deployment's pods
+# (hello-world-nginx, owned by a ReplicaSet). Here before the expiry: the Deployment's two
+# replicas sit on two nodes of a pool with expireAfter 24h and no terminationGracePeriod; the
+# first expires at 16:00 and will then drain forever.
+def _nt_workload(kind, ns, name, labels, replicas, value):
+    return {"apiVersion": "apps/v1", "kind": kind,
+            "metadata": {"name": name, "namespace": ns, "uid": "d3e4f5a6-%s" % name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"annotations": {"karpenter.sh/do-not-disrupt": value}}}}}
+
+
+def _nt_expiring(name, node_name, created, expire="24h", tgp=None):
+    c = _nc_claim(name, node_name, since=created)
+    c["metadata"]["creationTimestamp"] = created
+    c["spec"]["expireAfter"] = expire
+    if tgp:
+        c["spec"]["terminationGracePeriod"] = tgp
+    return c
+
+
+_nt_pool = nodepool()
+_nt_pool["spec"]["template"]["spec"]["expireAfter"] = "24h"
+_nt_names = ["ip-10-9-%d-%d.us-west-2.compute.internal" % (i, 30 + i) for i in (41, 42)]
+_nt_created = ["2026-11-22T16:00:00Z", "2026-11-22T19:30:00Z"]
+_nt_hello = {"app": "hello-world-nginx"}
+write("deployment-pins-nodes-until-expiry", bundle(
+    "Deployment default/hello-world-nginx annotates its pod template karpenter.sh/do-not-disrupt: \"true\" (kubernetes-sigs/karpenter#1702), and its two replicas run on two nodes of a NodePool with expireAfter: 24h and no terminationGracePeriod (#1789). Karpenter never consolidates or drifts those nodes, and when the first expires at 16:00 UTC its drain will wait on the pod forever (#1789: \"Failed to drain node, 7 pods are waiting to be evicted\" x533).",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_expiring("default-px%02d" % i, n, t) for i, (n, t) in enumerate(zip(_nt_names, _nt_created))])]
+    + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]
+    + [fact("pinnedWorkloads", [_nt_workload("Deployment", "default", "hello-world-nginx", _nt_hello, 2, "true")]),
+       fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=hello-world-nginx"}},
+            [_nt_pod("hello-world-nginx-5964768b4c-%s" % sfx, "default", n, _nt_hello, owner=("ReplicaSet", "hello-world-nginx-5964768b4c"),
+                     annotations={"karpenter.sh/do-not-disrupt": "true"}) for sfx, n in zip(("fnrxp", "k2m9t"), _nt_names)])]),
+    ["KD4104"], exit_code=0, roots=[])
+
+# Healthy: the same Deployment on a pool whose NodeClaims carry terminationGracePeriod: 2h (only
+# consolidation is given up, as the annotation asks: noted under -v), and a StatefulSet whose
+# template says do-not-disrupt: "30m" (Karpenter 1.12+: it lapses as each pod ages).
+_nt_pool = nodepool()
+_nt_pool["spec"]["template"]["spec"].update({"expireAfter": "720h", "terminationGracePeriod": "2h"})
+_nt_cache = {"app": "cache"}
+write("healthy-pinned-workload-with-grace-period", bundle(
+    "Healthy: Deployment default/hello-world-nginx annotates every pod karpenter.sh/do-not-disrupt: \"true\", but the NodePool's terminationGracePeriod of 2h is on its NodeClaims, so drift and expiry end within two hours of their start; only consolidation is given up, as the annotation asks. StatefulSet cache/redis uses the duration form \"30m\", which lapses as each pod ages.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_expiring("default-gp%02d" % i, n, t, expire="720h", tgp="2h") for i, (n, t) in enumerate(zip(_nt_names, _nt_created))])]
+    + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]
+    + [fact("pinnedWorkloads", [_nt_workload("Deployment", "default", "hello-world-nginx", _nt_hello, 2, "true"),
+                                _nt_workload("StatefulSet", "cache", "redis", _nt_cache, 1, "30m")]),
+       fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=hello-world-nginx"}},
+            [_nt_pod("hello-world-nginx-5964768b4c-%s" % sfx, "default", n, _nt_hello, owner=("ReplicaSet", "hello-world-nginx-5964768b4c"),
+                     annotations={"karpenter.sh/do-not-disrupt": "true"}) for sfx, n in zip(("fnrxp", "k2m9t"), _nt_names)])]),
+    [])
+
 # kubernetes-sigs/karpenter#2423 (fixed in 1.5.4 and 1.6.3 by #2450 and #2459): on core 1.5.0-1.5.3
 # and 1.6.0-1.6.1 (AWS 1.5.0-1.5.3, 1.6.0-1.6.2) the drift method skips empty candidates, leaving
 # them to consolidation; with consolidateAfter: Never consolidation never comes. Karpenter 1.6.1,

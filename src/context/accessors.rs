@@ -117,6 +117,12 @@ impl Facts {
         self.get(FactKey::pod_disruption_budgets()).await
     }
 
+    pub async fn pinned_workloads(
+        &self,
+    ) -> Result<Arc<Vec<crate::model::PinnedWorkload>>, FactError> {
+        self.get(FactKey::pinned_workloads()).await
+    }
+
     pub async fn storage_classes(&self) -> Result<Arc<Vec<StorageClass>>, FactError> {
         self.get(FactKey::storage_classes()).await
     }

@@ -5,6 +5,7 @@ pub mod budgets;
 pub mod candidates;
 pub mod churn;
 pub mod pdbs;
+pub mod pinned;
 pub mod pods;
 pub mod spot;
 pub mod terminating;

@@ -231,6 +231,14 @@ facts! {
         shape Objects;
         display |f| f.write_str("PodDisruptionBudgets");
 
+    /// Deployments and StatefulSets, cluster-wide, whose pod template carries
+    /// `karpenter.sh/do-not-disrupt` (any value), cut down to their kind, name, replicas,
+    /// selector and that annotation: the workloads every pod of which pins its node.
+    PinnedWorkloads => fn pinned_workloads -> Vec<crate::model::PinnedWorkload>;
+        ops [kube("list", "apps", "deployments"), kube("list", "apps", "statefulsets")];
+        shape Objects;
+        display |f| f.write_str("workloads annotated do-not-disrupt");
+
     /// `karpenter.sh/v1` NodePools.
     NodePools => fn nodepools -> Vec<NodePool>;
         ops [kube("list", "karpenter.sh", "nodepools")];

@@ -231,6 +231,31 @@ pub(super) async fn daemonsets(kube: &Client) -> Result<Stored, FactError> {
     listed.await?.finish()
 }
 
+/// Deployments and StatefulSets whose pod template carries `karpenter.sh/do-not-disrupt`, each
+/// cut down to its kind, name, replicas, selector and that one annotation: a cluster's other
+/// workloads, and the rest of every template, are not kept.
+pub(super) async fn pinned_workloads(kube: &Client) -> Result<Stored, FactError> {
+    let shape = |w: Value| {
+        let value = w
+            .pointer("/spec/template/metadata/annotations")?
+            .get(crate::model::DO_NOT_DISRUPT)?
+            .clone();
+        let mut out = keep(&w, &["apiVersion", "kind"]);
+        out["metadata"] = keep(&w["metadata"], &["name", "namespace", "uid"]);
+        out["spec"] = keep(&w["spec"], &["replicas", "selector"]);
+        out["spec"]["template"] = serde_json::json!({"metadata": {"annotations": {
+            crate::model::DO_NOT_DISRUPT: value
+        }}});
+        Some(out)
+    };
+    let (mut deployments, statefulsets) = futures::try_join!(
+        list(kube, &DEPLOYMENTS, None, None, shape),
+        list(kube, &STATEFULSETS, None, None, shape)
+    )?;
+    deployments.append(statefulsets);
+    deployments.finish()
+}
+
 /// CSINodes, each cut down to its drivers' names, node ids and attach limits.
 pub(super) async fn csi_nodes(kube: &Client) -> Result<Stored, FactError> {
     let listed = list(kube, &CSINODES, None, None, |n| {
@@ -787,6 +812,7 @@ const fn v1(group: &'static str, kind: &'static str, plural: &'static str) -> Ku
 pub const DEPLOYMENTS: KubeResource = v1("apps", "Deployment", "deployments");
 pub const PODS: KubeResource = core("Pod", "pods");
 pub const DAEMONSETS: KubeResource = v1("apps", "DaemonSet", "daemonsets");
+pub const STATEFULSETS: KubeResource = v1("apps", "StatefulSet", "statefulsets");
 pub const PVCS: KubeResource = core("PersistentVolumeClaim", "persistentvolumeclaims");
 pub const PVS: KubeResource = core("PersistentVolume", "persistentvolumes");
 pub const STORAGECLASSES: KubeResource = v1("storage.k8s.io", "StorageClass", "storageclasses");

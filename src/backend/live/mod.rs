@@ -339,6 +339,7 @@ impl Live {
             FactKey::CsiNodes => kube::csi_nodes(k()?).boxed(),
             FactKey::VolumeAttachments => kube::volume_attachments(k()?).boxed(),
             FactKey::PodDisruptionBudgets => kube::pod_disruption_budgets(k()?).boxed(),
+            FactKey::PinnedWorkloads => kube::pinned_workloads(k()?).boxed(),
             FactKey::Crd { name } => kube::get_object(k()?, &CRDS, None, name)
                 .map_ok(Stored::Tree)
                 .boxed(),

@@ -14,8 +14,9 @@ use crate::disruption::budgets::{
 };
 use crate::checks::common::scheduling::PoolFacts;
 use crate::disruption::pdbs::never_allows;
+use crate::disruption::pinned::{first_expiry, held_for_good, pins_for_good};
 use crate::disruption::spot::{MIN_CHEAPER_TYPES, spot_to_spot_gate};
-use crate::model::{Budget, ControllerDeployment, NodeClaim, NodePool};
+use crate::model::{Budget, ControllerDeployment, NodeClaim, NodePool, PinnedWorkload};
 use crate::scheduling::admitted;
 use crate::scheduling::spread::selector_string;
 
@@ -26,7 +27,7 @@ declare_check! {
         title: "disruption settings do what they appear to",
         category: Disruption,
         severity: Warning,
-        needs: [NodePools, NodeClaims, PodDisruptionBudgets, ScheduledPods, ControllerDeployments, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        needs: [NodePools, NodeClaims, PodDisruptionBudgets, PinnedWorkloads, ScheduledPods, ControllerDeployments, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         // The controller's feature gates decide whether the instance types are read at all.
         evidence: [Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         run: settings_ineffective,
@@ -42,6 +43,7 @@ async fn settings_ineffective(cx: &CheckCx) -> CheckResult {
         out.extend(never_open_finding(pool, now));
     }
     out.extend(pdbs_never_allowing(cx).await?);
+    out.extend(workloads_pinning_nodes(cx).await?);
     out.extend(spot_to_spot_starved(cx).await?);
     Ok(out)
 }
@@ -234,6 +236,100 @@ async fn pdbs_never_allowing(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
                 "A PDB that allows no eviction makes every node its pods run on permanent. If the workload can lose one pod at a time, use maxUnavailable: 1 (or a minAvailable below its replicas); if its pods must never move, pin them to nodes Karpenter does not manage.{then}"
             ))
             .fix(format!("kubectl -n {ns} get pdb {name} -o yaml")),
+        );
+    }
+    Ok(out)
+}
+
+/// Deployments and StatefulSets whose pod template carries `karpenter.sh/do-not-disrupt:
+/// "true"`, whose pods run on Karpenter nodes without `terminationGracePeriod`: those nodes are
+/// never consolidated or drifted, and at expiry they drain forever (docs/disruption.md §3, §5).
+/// With the grace period, only consolidation is given up, which is what the annotation asks.
+async fn workloads_pinning_nodes(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
+    let claims = cx.nodeclaims().await?;
+    let on_node: BTreeMap<&str, &NodeClaim> = claims
+        .iter()
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
+        .filter_map(|c| Some((c.status.node_name.as_deref().filter(|n| !n.is_empty())?, c)))
+        .collect();
+    if on_node.is_empty() {
+        return Ok(Vec::new());
+    }
+    let workloads = cx.pinned_workloads().await?;
+    let pinned: Vec<(&PinnedWorkload, String)> = workloads
+        .iter()
+        .filter(|w| pins_for_good(w))
+        .filter_map(|w| Some((w, selector_string(w.spec.selector.as_ref()?)?)))
+        .collect();
+    // One round: every pinned workload's pods at once.
+    let selected = futures::future::try_join_all(
+        pinned
+            .iter()
+            .map(|(w, sel)| cx.scheduled_pods(&w.metadata.namespace, sel)),
+    )
+    .await?;
+    let now = cx.now();
+    let mut out = Vec::new();
+    for ((w, _), pods) in pinned.iter().zip(selected) {
+        let nodes: BTreeSet<&str> = pods
+            .iter()
+            .filter_map(|p| p.spec.as_ref()?.node_name.as_deref())
+            .filter(|n| on_node.contains_key(n))
+            .collect();
+        let held: Vec<&NodeClaim> = nodes.iter().map(|n| on_node[n]).collect();
+        if held.is_empty() {
+            continue;
+        }
+        let unbounded = held_for_good(&held);
+        if unbounded.is_empty() {
+            cx.note(format!(
+                "{} pins {} Karpenter node(s) against consolidation (do-not-disrupt on every pod); their terminationGracePeriod lets drift and expiry go ahead",
+                w.id(),
+                held.len()
+            ));
+            continue;
+        }
+        let pinned_nodes: Vec<String> = unbounded
+            .iter()
+            .filter_map(|c| c.status.node_name.as_deref().map(str::to_string))
+            .collect();
+        let pools: BTreeSet<&str> = unbounded.iter().map(|c| pool_of(c)).collect();
+        let expiry = first_expiry(&unbounded);
+        let then = match &expiry {
+            Some((t, c)) => format!(
+                ", and when the first expires ({} at {t}) its drain waits on these pods forever",
+                c.status.node_name.as_deref().unwrap_or_default()
+            ),
+            None => String::new(),
+        };
+        let (kind, id) = (w.kind.as_str(), format!("{}/{}", w.metadata.namespace, w.metadata.name));
+        let mut finding = Finding::new(
+            w.id(),
+            format!(
+                "every pod of {kind} {id} is annotated karpenter.sh/do-not-disrupt=true, and they run on {} Karpenter node(s) without terminationGracePeriod: Karpenter never consolidates or drifts those nodes{then}",
+                unbounded.len()
+            ),
+        )
+        .evidence("annotation", "karpenter.sh/do-not-disrupt: \"true\" (pod template)")
+        .evidence("nodes", pinned_nodes)
+        .evidence("nodePools", pools.iter().map(|p| p.to_string()).collect::<Vec<_>>());
+        if let Some((t, _)) = &expiry {
+            finding = finding.evidence("firstExpiry", t.to_string());
+        }
+        let overdue = expiry.as_ref().is_some_and(|(t, _)| *t <= now);
+        out.push(
+            finding
+                .hint(format!(
+                    "The annotation in the pod template is on every pod the {kind} runs, so every node they land on is kept from voluntary disruption for as long as they run, which for a {kind} is always: nodes are never consolidated, and drifted nodes keep their old AMI.{} Expiry deletes the NodeClaim regardless, but the drain never evicts these pods, so without terminationGracePeriod the node stays draining (KD4102). Keep the annotation for work that must finish (Jobs), or use a duration (\"30m\", Karpenter 1.12+) that lapses as the pod ages; or set terminationGracePeriod on the NodePools ({}) so drift and expiry end: NodeClaims created after the change carry it",
+                    if overdue { " Its first expiry has passed and the node is not yet deleting: the controller may be behind." } else { "" },
+                    pools.iter().copied().collect::<Vec<_>>().join(", ")
+                ))
+                .fix(format!(
+                    "kubectl -n {} get {} {} -o jsonpath='{{.spec.template.metadata.annotations}}'",
+                    w.metadata.namespace,
+                    kind.to_ascii_lowercase(),
+                    w.metadata.name
+                )),
         );
     }
     Ok(out)
