@@ -314,6 +314,47 @@ write("deployment-pins-nodes-until-expiry", bundle(
                      annotations={"karpenter.sh/do-not-disrupt": "true"}) for sfx, n in zip(("fnrxp", "k2m9t"), _nt_names)])]),
     ["KD4104"], exit_code=0, roots=[])
 
+# kubernetes-sigs/karpenter#1789 after the expiry: the NodePool's expireAfter of 24h has passed
+# for one node, deleting for 18 hours ("Failed to drain node, ... pods are waiting to be
+# evicted"), held by the pods of a Deployment whose template carries do-not-disrupt; its other
+# replica runs on a node that will expire next. One setting (KD4104), its consequence KD4102.
+_nt_pool = nodepool()
+_nt_pool["spec"]["template"]["spec"]["expireAfter"] = "24h"
+_nt_names = ["ip-10-9-51-%d.us-west-2.compute.internal" % i for i in (17, 18)]
+_nt_since = "2026-11-22T16:00:00Z"
+_nt_exp = _nt_expiring("default-ex00", _nt_names[0], "2026-11-21T16:00:00Z")
+_nt_exp = _nt_deleting(_nt_exp, _nt_since, conditions=[("Drained", "Unknown", "Draining")])
+_nt_pods = [_nt_pod("hello-world-nginx-5964768b4c-%s" % sfx, "default", n, _nt_hello, owner=("ReplicaSet", "hello-world-nginx-5964768b4c"),
+                    annotations={"karpenter.sh/do-not-disrupt": "true"}) for sfx, n in zip(("fnrxp", "k2m9t"), _nt_names)]
+write("expired-node-drains-behind-pinned-deployment", bundle(
+    "A node past its NodePool's expireAfter of 24h has been deleting for 18 hours (kubernetes-sigs/karpenter#1789: \"Failed to drain node, 7 pods are waiting to be evicted\"): the pod on it belongs to Deployment default/hello-world-nginx, whose pod template carries karpenter.sh/do-not-disrupt: \"true\", and the NodePool sets no terminationGracePeriod. The Deployment's other replica holds a node that expires at 20:00 UTC, which will drain forever in turn.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_exp, _nt_expiring("default-ex01", _nt_names[1], "2026-11-22T20:00:00Z")]),
+               fact({"node": {"name": _nt_names[0]}}, _nt_node(_nt_names[0], _nt_since)),
+               fact({"node": {"name": _nt_names[1]}}, _nc_node(_nt_names[1])),
+               fact({"nodePods": {"node": _nt_names[0]}}, [_nt_pods[0], _nt_ds_pod(_nt_names[0], "p1o2i")]),
+               fact("pinnedWorkloads", [_nt_workload("Deployment", "default", "hello-world-nginx", _nt_hello, 2, "true")]),
+               fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=hello-world-nginx"}}, _nt_pods)]),
+    ["KD4102", "KD4104"], roots=[])
+
+# Drift held by the same kind of Deployment (kubernetes-sigs/karpenter#1961: drifted nodes are
+# not disrupted while pods on them cannot be evicted; #1702's Deployment shape): an AMI release
+# drifted two nodes two days ago, and each runs a replica whose template carries do-not-disrupt.
+# Without terminationGracePeriod drift never takes them: KD4101's nodes, KD4104's setting.
+_nt_pool = nodepool()
+_nt_names = ["ip-10-9-61-%d.us-west-2.compute.internal" % i for i in (23, 24)]
+_nt_pods = [_nt_pod("hello-world-nginx-5964768b4c-%s" % sfx, "default", n, _nt_hello, owner=("ReplicaSet", "hello-world-nginx-5964768b4c"),
+                    annotations={"karpenter.sh/do-not-disrupt": "true"}) for sfx, n in zip(("x7c8v", "b9n0m"), _nt_names)]
+write("drift-held-by-pinned-deployment", bundle(
+    "An AMI release drifted two nodes two days ago and Karpenter has not replaced them (kubernetes-sigs/karpenter#1961): each runs a replica of Deployment default/hello-world-nginx, whose pod template carries karpenter.sh/do-not-disrupt: \"true\" (#1702), and the NodePool sets no terminationGracePeriod, so drift never takes a node that runs one.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", [_nt_wanted(_nc_claim("default-pd%02d" % i, n), drifted="2026-11-21T08:30:00Z") for i, n in enumerate(_nt_names)])]
+    + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]
+    + [fact({"nodePods": {"node": n}}, [p, _nt_ds_pod(n, "pd%d" % i)]) for i, (n, p) in enumerate(zip(_nt_names, _nt_pods))]
+    + [fact("pinnedWorkloads", [_nt_workload("Deployment", "default", "hello-world-nginx", _nt_hello, 2, "true")]),
+       fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=hello-world-nginx"}}, _nt_pods)]),
+    ["KD4101", "KD4104"], exit_code=0, roots=[])
+
 # Healthy: the same Deployment on a pool whose NodeClaims carry terminationGracePeriod: 2h (only
 # consolidation is given up, as the annotation asks: noted under -v), and a StatefulSet whose
 # template says do-not-disrupt: "30m" (Karpenter 1.12+: it lapses as each pod ages).

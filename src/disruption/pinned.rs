@@ -5,9 +5,13 @@
 //! deletes the claim regardless (core: `nodeclaim/expiration`) while the drain never evicts such
 //! a pod and only a grace period's deadline deletes it.
 
+use k8s_openapi::api::core::v1::Pod;
+
 use crate::model::{NodeClaim, PinnedWorkload};
+use crate::scheduling::spread::selector_matches;
 
 use super::churn::seconds;
+use super::pods::do_not_disrupt;
 
 /// The template pins every pod for good: `"true"`. A duration (`"30m"`, 1.12+) lapses as the
 /// pod ages, and before 1.12 any other value was ignored; a workload scaled to zero runs none.
@@ -45,6 +49,26 @@ pub fn first_expiry<'a>(claims: &[&'a NodeClaim]) -> Option<(jiff::Timestamp, &'
         .min_by_key(|(t, _)| *t)
 }
 
+/// The workload pinning its nodes for good whose selector takes this do-not-disrupt pod, in its
+/// namespace: the setting behind a node held by the pod (KD4101's and KD4102's blockers link to
+/// KD4104's finding for it). A pod annotated by hand matches no template and is its own.
+pub fn pinning<'a>(pod: &Pod, workloads: &'a [PinnedWorkload]) -> Option<&'a PinnedWorkload> {
+    if !do_not_disrupt(pod) {
+        return None;
+    }
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let labels = pod.metadata.labels.as_ref()?;
+    workloads.iter().find(|w| {
+        pins_for_good(w)
+            && w.metadata.namespace == ns
+            && w.spec
+                .selector
+                .as_ref()
+                .and_then(|s| selector_matches(s, labels))
+                == Some(true)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +101,22 @@ mod tests {
         assert!(!pins_for_good(&workload("false", 3)));
         assert!(!pins_for_good(&workload("True", 3)), "compared exactly");
         assert!(!pins_for_good(&workload("true", 0)), "no pods");
+    }
+
+    #[test]
+    fn a_pod_is_pinned_by_the_workload_whose_selector_takes_it() {
+        let pod = |ns: &str, annotated: bool| -> Pod {
+            let mut p = json!({"metadata":{"name":"web-5964768b4c-fnrxp","namespace":ns,
+                "labels":{"app":"web","pod-template-hash":"5964768b4c"}}});
+            if annotated {
+                p["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt":"true"});
+            }
+            serde_json::from_value(p).unwrap()
+        };
+        let ws = [workload("30m", 2), workload("true", 2)];
+        assert_eq!(pinning(&pod("shop", true), &ws), Some(&ws[1]));
+        assert_eq!(pinning(&pod("other", true), &ws), None, "another namespace");
+        assert_eq!(pinning(&pod("shop", false), &ws), None, "not annotated");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::budgets::windows_never_open;
+use crate::disruption::pinned::pinning;
 use crate::disruption::candidates::{
     BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected,
     pool_use, reschedulable, wanted,
@@ -27,7 +28,9 @@ declare_check! {
         title: "nodes Karpenter marks for disruption are replaced",
         category: Disruption,
         severity: Warning,
-        needs: [NodePools, NodeClaims, Nodes, NodePods, PodDisruptionBudgets, ControllerDeployments, EventsByReason],
+        needs: [NodePools, NodeClaims, Nodes, NodePods, PodDisruptionBudgets, ControllerDeployments, EventsByReason, PinnedWorkloads],
+        // Which workload's template annotates the do-not-disrupt pods: only a link to KD4104.
+        evidence: [PinnedWorkloads],
         run: disruption_blocked,
     }
 }
@@ -116,7 +119,7 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
                 .push(name);
             continue;
         }
-        found.push((*claim, name, reason, since, all));
+        found.push((*claim, name, reason, since, all, pods));
     }
     for ((pool, why), nodes) in waiting {
         let shown: Vec<&str> = nodes.iter().take(3).copied().collect();
@@ -131,6 +134,18 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
     if found.is_empty() {
         return Ok(Vec::new());
     }
+    // Nodes held, without terminationGracePeriod, by do-not-disrupt pods that a workload's pod
+    // template annotates: the setting is KD4104's finding, these nodes its consequence. Read
+    // only then, and only as evidence: without it the verdict stands, unlinked.
+    let pinned_link = found.iter().any(|f| {
+        f.0.spec.termination_grace_period.is_none()
+            && matches!(f.4.first(), Some(Blocker::DoNotDisrupt { jobs: false, .. }))
+    });
+    let workloads = if pinned_link {
+        Some(cx.enrich(cx.pinned_workloads()).await)
+    } else {
+        None
+    };
     // Karpenter's own words, for the nodes whose blocker the state does not show.
     let events = if found.iter().any(|f| f.4.first() == Some(&Blocker::Unexplained)) {
         Some(cx.events_by_reason("Node", "DisruptionBlocked").await?)
@@ -138,7 +153,7 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
         None
     };
     let mut held = HeldNodes::default();
-    for (claim, name, reason, since, all) in found {
+    for (claim, name, reason, since, all, pods) in found {
         let pool = pool_by_name.get(pool_of(claim)).copied();
         let Some(pool) = pool else { continue };
         let (subject, mut cause, mut owners) = describe(&all[0], reason, pool);
@@ -150,6 +165,24 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
                 .any(|n| n.reason == reason.as_str())
         {
             owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
+        }
+        if claim.spec.termination_grace_period.is_none()
+            && matches!(&all[0], Blocker::DoNotDisrupt { jobs: false, .. })
+        {
+            match &workloads {
+                Some(Ok(ws)) => {
+                    let by: std::collections::BTreeSet<String> =
+                        pods.iter().filter_map(|p| pinning(p, ws)).map(|w| w.id()).collect();
+                    if !by.is_empty() {
+                        owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
+                        cause.evidence.push(("podTemplateOf", by.into_iter().collect::<Vec<_>>().join(", ")));
+                    }
+                }
+                Some(Err(e)) => cause
+                    .evidence
+                    .push(("podTemplateOf", format!("could not be read ({e})"))),
+                None => {}
+            }
         }
         cause.evidence.push(("reason", reason.as_str().to_string()));
         cause.evidence.push(("since", since));

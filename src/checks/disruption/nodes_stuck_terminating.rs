@@ -8,6 +8,7 @@ use crate::check::prelude::*;
 use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
+use crate::disruption::pinned::pinning;
 use crate::disruption::terminating::{Blocker, Deleting, blockers, stuck};
 use crate::model::NodeClaim;
 
@@ -18,7 +19,9 @@ declare_check! {
         title: "nodes Karpenter deletes are gone within minutes",
         category: Disruption,
         severity: Error,
-        needs: [NodeClaims, Node, NodePods, PodDisruptionBudgets, VolumeAttachments],
+        needs: [NodeClaims, Node, NodePods, PodDisruptionBudgets, VolumeAttachments, PinnedWorkloads],
+        // Which workload's template annotates the do-not-disrupt pods: only a link to KD4104.
+        evidence: [PinnedWorkloads],
         run: nodes_stuck_terminating,
     }
 }
@@ -64,7 +67,29 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
         let Some(first) = found.first() else {
             continue;
         };
-        let (subject, mut cause, owners) = describe(first, claim);
+        let (subject, mut cause, mut owners) = describe(first, claim);
+        // Pods a workload's template annotates: that setting is KD4104's finding, this node its
+        // consequence. Read only then, and only as evidence.
+        if let Blocker::DoNotDisrupt { .. } = first
+            && claim.spec.termination_grace_period.is_none()
+        {
+            match cx.enrich(cx.pinned_workloads()).await {
+                Ok(ws) => {
+                    let by: std::collections::BTreeSet<String> =
+                        pods.iter().filter_map(|p| pinning(p, &ws)).map(|w| w.id()).collect();
+                    if !by.is_empty() {
+                        owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
+                        cause.evidence.push((
+                            "podTemplateOf",
+                            by.into_iter().collect::<Vec<_>>().join(", "),
+                        ));
+                    }
+                }
+                Err(e) => cause
+                    .evidence
+                    .push(("podTemplateOf", format!("could not be read ({e})"))),
+            }
+        }
         let deleted = claim
             .metadata
             .deletion_timestamp

@@ -247,9 +247,10 @@ async fn pdbs_never_allowing(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
 /// With the grace period, only consolidation is given up, which is what the annotation asks.
 async fn workloads_pinning_nodes(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
     let claims = cx.nodeclaims().await?;
+    // Deleting claims too: one the workload's pods hold in its drain is this setting's
+    // consequence, and KD4102's finding for it links here.
     let on_node: BTreeMap<&str, &NodeClaim> = claims
         .iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_none())
         .filter_map(|c| Some((c.status.node_name.as_deref().filter(|n| !n.is_empty())?, c)))
         .collect();
     if on_node.is_empty() {
@@ -294,19 +295,38 @@ async fn workloads_pinning_nodes(cx: &CheckCx) -> Result<Vec<Finding>, FactError
             .filter_map(|c| c.status.node_name.as_deref().map(str::to_string))
             .collect();
         let pools: BTreeSet<&str> = unbounded.iter().map(|c| pool_of(c)).collect();
-        let expiry = first_expiry(&unbounded);
-        let then = match &expiry {
-            Some((t, c)) => format!(
-                ", and when the first expires ({} at {t}) its drain waits on these pods forever",
-                c.status.node_name.as_deref().unwrap_or_default()
-            ),
-            None => String::new(),
-        };
+        let (draining, running): (Vec<&NodeClaim>, Vec<&NodeClaim>) = unbounded
+            .iter()
+            .partition(|c| c.metadata.deletion_timestamp.is_some());
+        let expiry = first_expiry(&running);
+        let mut effects = Vec::new();
+        if !running.is_empty() {
+            let which = match (draining.is_empty(), running.len()) {
+                (true, 1) => "it".to_string(),
+                (true, _) => "them".to_string(),
+                (false, n) => format!("the {n} not deleting"),
+            };
+            effects.push(match &expiry {
+                Some((t, c)) => format!(
+                    "Karpenter never consolidates or drifts {which}, and when the first expires ({} at {t}) its drain will wait on these pods forever",
+                    c.status.node_name.as_deref().unwrap_or_default()
+                ),
+                None => format!("Karpenter never consolidates or drifts {which}"),
+            });
+        }
+        if !draining.is_empty() {
+            effects.push(format!(
+                "{} already deleting {} without end (KD4102)",
+                draining.len(),
+                if draining.len() == 1 { "drains" } else { "drain" }
+            ));
+        }
+        let then = format!(": {}", effects.join("; "));
         let (kind, id) = (w.kind.as_str(), format!("{}/{}", w.metadata.namespace, w.metadata.name));
         let mut finding = Finding::new(
             w.id(),
             format!(
-                "every pod of {kind} {id} is annotated karpenter.sh/do-not-disrupt=true, and they run on {} Karpenter node(s) without terminationGracePeriod: Karpenter never consolidates or drifts those nodes{then}",
+                "every pod of {kind} {id} is annotated karpenter.sh/do-not-disrupt=true, and they run on {} Karpenter node(s) without terminationGracePeriod{then}",
                 unbounded.len()
             ),
         )
