@@ -258,6 +258,34 @@ write("drift-window-never-opens", bundle(
     + [fact({"nodePods": {"node": n}}, [_nt_pod("web-7d9c8b6f5-w%02d" % i, "shop", n, {"app": "web"}), _nt_ds_pod(n, "w%02d" % i)]) for i, n in enumerate(_nt_names)]),
     ["KD4101", "KD4104"], exit_code=0, roots=[])
 
+# KD4103. kubernetes-sigs/karpenter#2218: EC2NodeClasses on alias al2023@latest, and at each AMI
+# release "the immediate replacement of all nodes in the corresponding NodePool". The pool's
+# budgets name only consolidation (aws/karpenter-provider-aws#8290's {nodes: 10%, reasons:
+# [Underutilized, Empty]}), so drift has no limit: a release published minutes ago has drifted
+# three of its four nodes and Karpenter may replace them all at once.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "20m",
+                                  "budgets": [{"nodes": "10%", "reasons": ["Underutilized", "Empty"]}]}
+_nt_names = ["ip-10-7-%d-%d.us-west-2.compute.internal" % (i, 90 + i) for i in (31, 32, 33, 34)]
+_nt_claims = [_nt_wanted(_nc_claim("default-al%02d" % i, n), drifted=("2026-11-23T09:52:00Z" if i < 3 else None)) for i, n in enumerate(_nt_names)]
+write("latest-alias-drift-unbudgeted", bundle(
+    "The default EC2NodeClass follows alias al2023@latest and the default NodePool's only budget is {nodes: 10%, reasons: [Underutilized, Empty]} (aws/karpenter-provider-aws#8290's). A NodePool with budgets has no default limit, so drift is unlimited: an AMI release eight minutes ago has drifted three of the four nodes, and each release replaces every node at once (kubernetes-sigs/karpenter#2218).",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", _nt_claims)] + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]),
+    ["KD4103"], exit_code=0, roots=[])
+
+# Healthy: the same pool and class with a budget for drift, {nodes: 20%, reasons: [Drifted]}:
+# each AMI release is a rolling replacement, one node at a time here.
+_nt_pool = nodepool()
+_nt_pool["spec"]["disruption"] = {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "20m",
+                                  "budgets": [{"nodes": "10%", "reasons": ["Underutilized", "Empty"]},
+                                              {"nodes": "20%", "reasons": ["Drifted"]}]}
+write("healthy-latest-alias-drift-budgeted", bundle(
+    "Healthy: the default EC2NodeClass follows alias al2023@latest, and the NodePool limits drift with {nodes: 20%, reasons: [Drifted]} beside its consolidation budget: the AMI release eight minutes ago is replacing its four nodes one at a time.",
+    nps=[_nt_pool],
+    overrides=[fact("nodeClaims", _nt_claims)] + [fact({"node": {"name": n}}, _nc_node(n)) for n in _nt_names]),
+    [])
+
 # Healthy: maintenance windows written as Karpenter's maintainers suggest, where the budgets'
 # windows cover all time between them: all nodes on Sunday and none Monday to Saturday
 # (kubernetes-sigs/karpenter#2218), and drift for ten minutes at 10:00 with a "0" from 10:10 for

@@ -31,7 +31,7 @@ pub fn reasons_in_use(pool: &NodePool) -> Vec<&'static str> {
         .collect()
 }
 
-fn applies(b: &Budget, reason: &str) -> bool {
+pub fn applies(b: &Budget, reason: &str) -> bool {
     b.reasons
         .as_ref()
         .is_none_or(|rs| rs.iter().any(|r| r == reason))
@@ -79,6 +79,38 @@ pub fn unlimited_between_windows(pool: &NodePool, now: jiff::Timestamp) -> Vec<U
             })
         })
         .collect()
+}
+
+/// Why drift is unlimited at every moment for the pool, when it is: budgets are written and
+/// none applies to `Drifted` (any budget replaces the API's default of 10%, and a reason no
+/// budget names has no limit), or every one that applies is unscheduled and allows all nodes.
+/// A pool without budgets keeps the default and is limited; scheduled budgets with gaps are
+/// [`unlimited_between_windows`]'s.
+pub fn drift_unlimited(pool: &NodePool) -> Option<String> {
+    let budgets = pool_budgets(pool);
+    if budgets.is_empty() {
+        return None;
+    }
+    let applying: Vec<&Budget> = budgets.iter().filter(|b| applies(b, "Drifted")).collect();
+    if applying.is_empty() {
+        return Some(format!(
+            "no budget applies to Drifted ({})",
+            budgets.iter().map(describe).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    applying
+        .iter()
+        .all(|b| b.schedule.is_none() && b.nodes.trim() == "100%")
+        .then(|| {
+            format!(
+                "every budget for Drifted allows all nodes ({})",
+                applying
+                    .iter()
+                    .map(|b| describe(b))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
 }
 
 /// A reason in use whose scheduled window never opens: budgets allowing none cover all time,
@@ -501,6 +533,26 @@ mod tests {
             {"nodes":"0","schedule":"0 0 31 2 *","duration":"24h"},
             {"nodes":"2","schedule":"0 3 * * sun","duration":"3h"}]}));
         assert_eq!(windows_never_open(&p, at(NOW)).len(), 2);
+    }
+
+    #[test]
+    fn drift_is_unlimited_when_no_budget_names_it() {
+        // aws#8290's consolidation budget, with no budget for drift.
+        let p = pool(json!({"budgets":[{"nodes":"10%","reasons":["Underutilized","Empty"]}]}));
+        assert!(
+            drift_unlimited(&p)
+                .unwrap()
+                .starts_with("no budget applies to Drifted")
+        );
+        let p = pool(json!({"budgets":[{"nodes":"100%"}]}));
+        assert!(drift_unlimited(&p).is_some());
+        // The default (no budgets), a limit, or a window are not this rule's.
+        assert!(drift_unlimited(&pool(json!({}))).is_none());
+        assert!(drift_unlimited(&pool(json!({"budgets":[{"nodes":"20%"}]}))).is_none());
+        let p = pool(
+            json!({"budgets":[{"nodes":"100%","reasons":["Drifted"],"schedule":"0 2 * * *","duration":"2h"}]}),
+        );
+        assert!(drift_unlimited(&p).is_none());
     }
 
     #[test]

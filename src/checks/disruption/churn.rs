@@ -2,7 +2,8 @@
 //! shows it: replacements that drift for their security groups minutes after launch (something
 //! outside Karpenter changes them, so every replacement drifts again), and consolidation that
 //! removes nodes minutes after launching them under a `consolidateAfter` shorter than their pods
-//! take to settle (rules: docs/disruption.md §6).
+//! take to settle; and an `@latest` alias in a pool whose budgets leave drift unlimited, so each
+//! AMI release replaces the whole pool within minutes (rules: docs/disruption.md §2, §6).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +13,9 @@ use crate::disruption::churn::{
     CONSOLIDATED_SOON_MINUTES, DRIFT_SOON_MINUTES, consolidate_after_underutilized,
     consolidated_soon, security_groups_drifted_soon,
 };
-use crate::model::NodeClaim;
+use crate::disruption::budgets::drift_unlimited;
+use crate::ec2::{AmiTerm, ami_terms};
+use crate::model::{NodeClaim, NodePool};
 
 declare_check! {
     pub static DISRUPTION_CHURN = {
@@ -93,6 +96,7 @@ async fn disruption_churn(cx: &CheckCx) -> CheckResult {
             );
         }
     }
+    out.extend(latest_without_drift_budget(cx, &pools, &claims).await?);
     for pool in pools.iter() {
         let Some(after) = consolidate_after_underutilized(pool) else {
             continue;
@@ -131,6 +135,87 @@ async fn disruption_churn(cx: &CheckCx) -> CheckResult {
             )
             .fix(format!(
                 "kubectl patch nodepool {} --type merge -p '{{\"spec\":{{\"disruption\":{{\"consolidateAfter\":\"5m\"}}}}}}'",
+                pool.name()
+            )),
+        );
+    }
+    Ok(out)
+}
+
+/// Pools whose EC2NodeClass follows an `@latest` alias while no budget limits drift: each EKS
+/// AMI release (every week or two) drifts every node, and Karpenter replaces them all at once
+/// (docs/disruption.md §2, §6.2; kubernetes-sigs/karpenter#2218). With a budget for drift, or a
+/// pinned version, it is a rolling replacement by design and quiet.
+async fn latest_without_drift_budget(
+    cx: &CheckCx,
+    pools: &[NodePool],
+    claims: &[NodeClaim],
+) -> Result<Vec<Finding>, FactError> {
+    let unlimited: Vec<(&NodePool, String)> = pools
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| Some((p, drift_unlimited(p)?)))
+        .collect();
+    if unlimited.is_empty() {
+        return Ok(Vec::new());
+    }
+    let classes = cx.ec2_nodeclasses().await?;
+    let mut out = Vec::new();
+    for (pool, why) in unlimited {
+        let Some(class_name) = pool
+            .spec
+            .template
+            .spec
+            .node_class_ref
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+        else {
+            continue;
+        };
+        let Some(class) = classes.iter().find(|c| c.name() == class_name) else {
+            continue;
+        };
+        let Some(alias) = ami_terms(class).into_iter().find_map(|t| match t {
+            AmiTerm::Alias(a) if a.ends_with("@latest") => Some(a),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let nodes: Vec<&NodeClaim> = claims
+            .iter()
+            .filter(|c| pool_of(c) == pool.name() && c.metadata.deletion_timestamp.is_none())
+            .collect();
+        // One node replaced "at once" is a rolling replacement.
+        if nodes.len() < 2 {
+            continue;
+        }
+        let drifted = nodes
+            .iter()
+            .filter(|c| {
+                c.status
+                    .condition("Drifted")
+                    .is_some_and(|d| d.status == "True" && d.reason == "AMIDrift")
+            })
+            .count();
+        out.push(
+            Finding::new(
+                pool.object(),
+                format!(
+                    "each AMI release replaces all {} nodes of NodePool {} within minutes, with nothing limiting how many at a time: EC2NodeClass {class_name} follows {alias}, and {why}",
+                    nodes.len(),
+                    pool.name()
+                ),
+            )
+            .evidence("amiSelector", format!("alias {alias}"))
+            .evidence("budgets", why.clone())
+            .evidence("nodes", nodes.len().to_string())
+            .evidence("driftedForTheirAmi", drifted.to_string())
+            .hint(format!(
+                "An @latest alias resolves to the newest EKS-optimized AMI, so every release (every week or two) drifts every node on the class. A NodePool with budgets has no default limit: a reason no budget names is unlimited. Karpenter starts one drift replacement per pass, every few seconds, and with no budget nothing caps how many are in progress, so every drifted node of {} is replaced within minutes and most of their pods restart together. Add a budget for drift, e.g. {{nodes: \"10%\", reasons: [Drifted]}} (or a scheduled window with a nodes: \"0\" budget over the rest of the day), or pin the alias to a version (al2023@v20251120) and move it deliberately",
+                pool.name()
+            ))
+            .fix(format!(
+                "kubectl get nodepool {} -o jsonpath='{{.spec.disruption.budgets}}'",
                 pool.name()
             )),
         );
