@@ -409,6 +409,7 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
     add({"nodes":{"labelSelector":"topology.kubernetes.io/zone"}}, [])
     add({"eventsByReason":{"kind":"Pod","reason":"FailedCreatePodSandBox"}}, [])
     add({"eventsByReason":{"kind":"Node","reason":"DisruptionBlocked"}}, [])
+    add({"eventsByReason":{"kind":"Node","reason":"FailedDraining"}}, [])
     add("daemonSets", DAEMONSETS)
     add("ec2InstanceTypes", instance_types())
     add("ec2InstanceTypeOfferings", [{"instanceType":t["instanceType"],"zone":z} for t in instance_types() for z in ("us-west-2a","us-west-2b")])

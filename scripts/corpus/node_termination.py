@@ -36,6 +36,15 @@ def _nt_pod(name, ns, node_name, labels, owner=("ReplicaSet", "web-7d9c8b6f5"), 
                        "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0}]}}
 
 
+def _nt_failed_draining(node, count, message, first, last="2026-11-23T09:58:40Z"):
+    """Karpenter's Warning FailedDraining event on a Node (docs/disruption.md §5)."""
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": node + ".18b1c2d3e4f5a6b7", "namespace": "default", "uid": "1b2c3d4e-%s" % node.split(".")[0]},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node},
+            "reason": "FailedDraining", "type": "Warning", "count": count, "message": message,
+            "firstTimestamp": first, "lastTimestamp": last, "source": {"component": "karpenter"}}
+
+
 def _nt_pdb(name, ns, selector, min_available, healthy, expected, allowed):
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
             "metadata": {"name": name, "namespace": ns, "uid": "d3e4f5a6-%s" % name},
@@ -59,7 +68,9 @@ write("expired-node-drain-blocked-by-pdb", bundle(
                fact({"node": {"name": _nt_n}}, _nt_node(_nt_n, _nt_since)),
                fact({"nodePods": {"node": _nt_n}}, _nt_web + [_nt_ds]),
                fact("podDisruptionBudgets", [_nt_pdb("web", "shop", {"app": "web"}, 3, 3, 3, 0)]),
-               fact({"scheduledPods": {"namespace": "shop", "labelSelector": "app=web"}}, _nt_web)]),
+               fact({"scheduledPods": {"namespace": "shop", "labelSelector": "app=web"}}, _nt_web),
+               fact({"eventsByReason": {"kind": "Node", "reason": "FailedDraining"}},
+                    [_nt_failed_draining(_nt_n, 1561, "Failed to drain node, 3 pods are waiting to be evicted", _nt_since)])]),
     # One root: the PDB that can never allow a disruption (KD4104, a setting); the node stuck
     # behind it (KD4102) is its consequence.
     ["KD4102", "KD4104"], roots=[])
@@ -362,7 +373,9 @@ write("expired-node-drains-behind-pinned-deployment", bundle(
                fact({"node": {"name": _nt_names[1]}}, _nc_node(_nt_names[1])),
                fact({"nodePods": {"node": _nt_names[0]}}, [_nt_pods[0], _nt_ds_pod(_nt_names[0], "p1o2i")]),
                fact("pinnedWorkloads", [_nt_workload("Deployment", "default", "hello-world-nginx", _nt_hello, 2, "true")]),
-               fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=hello-world-nginx"}}, _nt_pods)]),
+               fact({"scheduledPods": {"namespace": "default", "labelSelector": "app=hello-world-nginx"}}, _nt_pods),
+               fact({"eventsByReason": {"kind": "Node", "reason": "FailedDraining"}},
+                    [_nt_failed_draining(_nt_names[0], 533, "Failed to drain node, 1 pods are waiting to be evicted", _nt_since)])]),
     ["KD4102", "KD4104"], roots=[])
 
 # Drift held by the same kind of Deployment (kubernetes-sigs/karpenter#1961: drifted nodes are

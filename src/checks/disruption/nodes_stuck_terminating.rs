@@ -19,9 +19,10 @@ declare_check! {
         title: "nodes Karpenter deletes are gone within minutes",
         category: Disruption,
         severity: Error,
-        needs: [NodeClaims, Node, NodePods, PodDisruptionBudgets, VolumeAttachments, PinnedWorkloads],
-        // Which workload's template annotates the do-not-disrupt pods: only a link to KD4104.
-        evidence: [PinnedWorkloads],
+        needs: [NodeClaims, Node, NodePods, PodDisruptionBudgets, VolumeAttachments, PinnedWorkloads, EventsByReason],
+        // Which workload's template annotates the do-not-disrupt pods (only a link to KD4104),
+        // and Karpenter's FailedDraining events (quoted beside what the objects show).
+        evidence: [PinnedWorkloads, EventsByReason],
         run: nodes_stuck_terminating,
     }
 }
@@ -36,6 +37,9 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
     let (pdbs, attachments) =
         futures::try_join!(cx.pod_disruption_budgets(), cx.volume_attachments())?;
     let mut held = HeldNodes::default();
+    // Karpenter's own words on a drain it cannot finish, read at the first node held in its
+    // drain, and only as evidence: the verdict rests on the objects (docs/disruption.md §8).
+    let mut drain_events: Option<Result<std::sync::Arc<crate::events::Latest>, FactError>> = None;
     for claim in deleting {
         let node_name = claim
             .status
@@ -96,6 +100,33 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
             .as_ref()
             .map(|t| t.0.to_string())
             .unwrap_or_default();
+        // Also when nothing in the objects explains the wait: Karpenter's words then say what
+        // the snapshot cannot.
+        if (in_drain(first) || matches!(first, Blocker::Unexplained))
+            && let Some(node) = node_name
+        {
+            if drain_events.is_none() {
+                drain_events = Some(
+                    cx.enrich(cx.events_by_reason("Node", "FailedDraining"))
+                        .await,
+                );
+            }
+            match drain_events.as_ref() {
+                Some(Ok(events)) => {
+                    if let Some(e) = events.0.about("Node", node).next() {
+                        cause.evidence.push((
+                            "karpenterSays",
+                            format!("FailedDraining on node {node} (x{}): {}", e.count, e.message.trim()),
+                        ));
+                    }
+                }
+                Some(Err(e)) => cause.evidence.push((
+                    "karpenterSays",
+                    format!("Karpenter's FailedDraining events could not be read ({e})"),
+                )),
+                None => {}
+            }
+        }
         cause.evidence.push(("deletionTimestamp", deleted));
         cause.evidence.push((
             "terminationGracePeriod",
@@ -131,6 +162,15 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
             h.cause.what
         )
     }))
+}
+
+/// A blocker met while draining the node's pods: what Karpenter's `FailedDraining` event is
+/// about.
+fn in_drain(b: &Blocker) -> bool {
+    matches!(
+        b,
+        Blocker::DoNotDisrupt { .. } | Blocker::Pdb { .. } | Blocker::SeveralPdbs { .. }
+    )
 }
 
 /// The blocker as a finding's subject and cause; the owners are the checks whose failure
