@@ -349,6 +349,8 @@ struct LiveSetup {
     expected_code: i32,
     /// Delay and answers, for file names.
     name: String,
+    /// Holds the kubeconfig; removed with the setup.
+    _dir: Scratch,
 }
 
 struct LiveRun {
@@ -384,9 +386,8 @@ impl LiveSetup {
                 Answers::Reused => "reused",
             }
         );
-        let path = scratch("bench-live")
-            .keep()
-            .join(format!("kubeconfig-{name}"));
+        let dir = scratch(&format!("bench-live-{name}"));
+        let path = dir.join("kubeconfig");
         std::fs::write(
             &path,
             server
@@ -409,6 +410,7 @@ impl LiveSetup {
             caller,
             expected_code: expected["exitCode"].as_i64().unwrap_or(0) as i32,
             name,
+            _dir: dir,
         }
     }
 
