@@ -19,6 +19,40 @@ pub struct NodeCause {
     pub evidence: Vec<(&'static str, String)>,
 }
 
+impl NodeCause {
+    /// Says which workloads' pod templates annotate these do-not-disrupt `pods` (or that the
+    /// workloads could not be read); true when one does, so that the setting (KD4104's
+    /// finding) owns the held nodes.
+    pub fn pinned_by(
+        &mut self,
+        pods: &[k8s_openapi::api::core::v1::Pod],
+        workloads: Result<&[crate::model::PinnedWorkload], &crate::facts::FactError>,
+    ) -> bool {
+        match workloads {
+            Ok(ws) => {
+                let by: std::collections::BTreeSet<String> = pods
+                    .iter()
+                    .filter_map(|p| crate::disruption::pinned::pinning(p, ws))
+                    .map(|w| w.id())
+                    .collect();
+                if by.is_empty() {
+                    return false;
+                }
+                self.evidence.push((
+                    "podTemplateOf",
+                    by.into_iter().collect::<Vec<_>>().join(", "),
+                ));
+                true
+            }
+            Err(e) => {
+                self.evidence
+                    .push(("podTemplateOf", format!("could not be read ({e})")));
+                false
+            }
+        }
+    }
+}
+
 /// The nodes one cause holds.
 pub struct Held {
     pub cause: NodeCause,

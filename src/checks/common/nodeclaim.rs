@@ -83,6 +83,22 @@ pub fn class_of<'c>(
     classes.iter().find(|c| c.name() == name)
 }
 
+/// The EC2NodeClass a NodePool's template references, among `classes`.
+pub fn pool_class<'c>(
+    pool: &crate::model::NodePool,
+    classes: &'c [crate::model::Ec2NodeClass],
+) -> Option<&'c crate::model::Ec2NodeClass> {
+    let name = pool
+        .spec
+        .template
+        .spec
+        .node_class_ref
+        .as_ref()?
+        .name
+        .as_deref()?;
+    classes.iter().find(|c| c.name() == name)
+}
+
 /// Whether a Node runs Windows (its `kubernetes.io/os` label).
 pub fn is_windows(node: &crate::model::ListedNode) -> bool {
     node.label("kubernetes.io/os") == Some("windows")

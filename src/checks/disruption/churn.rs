@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::check::prelude::*;
-use crate::checks::common::nodeclaim::{object, pool_of};
+use crate::checks::common::nodeclaim::{object, pool_class, pool_of};
 use crate::disruption::churn::{
     CONSOLIDATED_SOON_MINUTES, DRIFT_SOON_MINUTES, consolidate_after_underutilized,
     consolidated_soon, security_groups_drifted_soon,
@@ -162,19 +162,10 @@ async fn latest_without_drift_budget(
     let classes = cx.ec2_nodeclasses().await?;
     let mut out = Vec::new();
     for (pool, why) in unlimited {
-        let Some(class_name) = pool
-            .spec
-            .template
-            .spec
-            .node_class_ref
-            .as_ref()
-            .and_then(|r| r.name.as_deref())
-        else {
+        let Some(class) = pool_class(pool, &classes) else {
             continue;
         };
-        let Some(class) = classes.iter().find(|c| c.name() == class_name) else {
-            continue;
-        };
+        let class_name = class.name();
         let Some(alias) = ami_terms(class).into_iter().find_map(|t| match t {
             AmiTerm::Alias(a) if a.ends_with("@latest") => Some(a),
             _ => None,

@@ -12,7 +12,6 @@ use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::budgets::windows_never_open;
-use crate::disruption::pinned::pinning;
 use crate::disruption::candidates::{
     BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected,
     pool_use, reschedulable, wanted,
@@ -168,21 +167,10 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
         }
         if claim.spec.termination_grace_period.is_none()
             && matches!(&all[0], Blocker::DoNotDisrupt { jobs: false, .. })
+            && let Some(ws) = &workloads
+            && cause.pinned_by(pods, ws.as_ref().map(|w| w.as_slice()))
         {
-            match &workloads {
-                Some(Ok(ws)) => {
-                    let by: std::collections::BTreeSet<String> =
-                        pods.iter().filter_map(|p| pinning(p, ws)).map(|w| w.id()).collect();
-                    if !by.is_empty() {
-                        owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
-                        cause.evidence.push(("podTemplateOf", by.into_iter().collect::<Vec<_>>().join(", ")));
-                    }
-                }
-                Some(Err(e)) => cause
-                    .evidence
-                    .push(("podTemplateOf", format!("could not be read ({e})"))),
-                None => {}
-            }
+            owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
         }
         cause.evidence.push(("reason", reason.as_str().to_string()));
         cause.evidence.push(("since", since));

@@ -8,7 +8,6 @@ use crate::check::prelude::*;
 use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
-use crate::disruption::pinned::pinning;
 use crate::disruption::terminating::{Blocker, Deleting, blockers, stuck};
 use crate::model::NodeClaim;
 
@@ -77,21 +76,9 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
         if let Blocker::DoNotDisrupt { .. } = first
             && claim.spec.termination_grace_period.is_none()
         {
-            match cx.enrich(cx.pinned_workloads()).await {
-                Ok(ws) => {
-                    let by: std::collections::BTreeSet<String> =
-                        pods.iter().filter_map(|p| pinning(p, &ws)).map(|w| w.id()).collect();
-                    if !by.is_empty() {
-                        owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
-                        cause.evidence.push((
-                            "podTemplateOf",
-                            by.into_iter().collect::<Vec<_>>().join(", "),
-                        ));
-                    }
-                }
-                Err(e) => cause
-                    .evidence
-                    .push(("podTemplateOf", format!("could not be read ({e})"))),
+            let workloads = cx.enrich(cx.pinned_workloads()).await;
+            if cause.pinned_by(&pods, workloads.as_ref().map(|w| w.as_slice())) {
+                owners = &[codes::DISRUPTION_SETTINGS_INEFFECTIVE];
             }
         }
         let deleted = claim

@@ -4,6 +4,7 @@
 
 use crate::check::prelude::*;
 use crate::checks::common::nodeclass::{ami_arches, subnet_zones};
+use crate::checks::common::nodeclaim::pool_class;
 use crate::model::{ControllerDeployment, NodePool};
 use crate::requirements::{MinValuesShort, narrow};
 
@@ -25,15 +26,7 @@ async fn requirements_unsatisfiable(cx: &CheckCx) -> CheckResult {
     let mut findings = Vec::new();
     let mut types = None;
     for pool in pools.iter() {
-        let Some(nc) = pool
-            .spec
-            .template
-            .spec
-            .node_class_ref
-            .as_ref()
-            .and_then(|r| r.name.as_deref())
-            .and_then(|name| classes.iter().find(|c| c.name() == name))
-        else {
+        let Some(nc) = pool_class(pool, &classes) else {
             // KD4001 owns a reference to nothing.
             continue;
         };
