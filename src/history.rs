@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::finding::{Finding, HistoryState, Severity};
+use crate::model::ChurnSample;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -19,6 +20,9 @@ pub struct HistoryDoc {
     pub version: u32,
     pub run_at: String,
     pub findings: Vec<Entry>,
+    /// The churn record KD4103 judges replacement rates from (`crate::disruption::rates`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub churn: Vec<ChurnSample>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +125,8 @@ pub fn merge<'a>(
         version: 1,
         run_at: now.to_string(),
         findings: stored,
+        // The run adds its own sample ([`crate::disruption::rates::appended`]).
+        churn: previous.map(|p| p.churn.clone()).unwrap_or_default(),
     };
     (doc, notes)
 }

@@ -16,9 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+mod churn;
 mod node;
 mod shared;
 mod workload;
+pub use churn::{ChurnSample, PoolSample};
 pub use node::{DO_NOT_DISRUPT, ListedNode};
 pub use shared::{Labels, Shared};
 pub use workload::PinnedWorkload;
@@ -358,6 +360,10 @@ pub struct NodeClaimTemplateSpec {
     /// and Karpenter does not call the node initialized while one is present.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub startup_taints: Vec<k8s_openapi::api::core::v1::Taint>,
+    /// How long a node of the pool lives before Karpenter replaces it: a Go duration or
+    /// `Never` (v1; the API defaults it to `720h`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expire_after: Option<String>,
 }
 
 /// `spec.template.metadata`: labels every node of the pool carries (each acts as a

@@ -27,6 +27,9 @@ pub struct Hints {
     /// The run was `karpdoctor pre-install` (a replay of its bundle runs the same checks).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pre_install: bool,
+    /// The `--history` ConfigMap (`namespace/name`) whose churn record the run read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
 }
 
 /// The resolved target, shown in every report header and in JSON `target`.

@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::KeptHistory;
 use super::target::{karpenter_namespace, merge, resolve_target, self_check, within};
 use super::{DEMO_BUNDLE, RunOutput, Source};
 use crate::backend::Backend;
@@ -91,7 +92,7 @@ struct Opened {
     recorded_at: Option<String>,
     /// A live run's own handle on the backend (the target it resolves connects its AWS side).
     live: Option<Arc<Live>>,
-    history: Option<HistoryStore>,
+    history: Option<KeptHistory>,
 }
 
 /// Opens the backend for `source`: a bundle (the demo, a replay) or the live APIs.
@@ -110,6 +111,7 @@ async fn open(
         kube_context_cluster: None,
         karpenter_version: target_args.karpenter_version.clone(),
         pre_install: target_args.pre_install,
+        history: None,
     };
     // A replay judges time-dependent facts (a condition stuck for minutes) as of the
     // recording, so it concludes the same on any later day.
@@ -173,10 +175,33 @@ async fn open_live(
     let history = match &args.history {
         Some(name) => {
             let (config, namespace) = (kube.map(|(c, _)| c), crate::history::own_namespace());
-            Some(HistoryStore::connect(config, namespace, name, log.clone())?)
+            let store = HistoryStore::connect(config, namespace, name, log.clone())?;
+            Some(
+                within(
+                    deadline,
+                    args.timeout,
+                    "reading the history ConfigMap",
+                    KeptHistory::open(store),
+                )
+                .await?,
+            )
         }
         None => None,
     };
+    // The churn record goes to KD4103 as a fact, so a recording of this run replays it.
+    let kept_churn = history.as_ref().and_then(|h| {
+        let (_, doc) = h.read.as_ref().ok()?;
+        let churn = doc.as_ref().map(|d| d.churn.clone()).unwrap_or_default();
+        Some((h.configmap(), churn))
+    });
+    if let Some((configmap, churn)) = &kept_churn {
+        live.give(
+            crate::facts::FactKey::ChurnHistory {
+                configmap: configmap.clone(),
+            },
+            serde_json::to_value(churn).unwrap_or_default(),
+        );
+    }
     let region = within(
         deadline,
         args.timeout,
@@ -188,6 +213,7 @@ async fn open_live(
         region: flag_hints.region.clone().or(region),
         kube_context: live.kube_target.context.clone(),
         kube_context_cluster: live.kube_target.context_cluster.clone(),
+        history: kept_churn.map(|(configmap, _)| configmap),
         ..flag_hints
     };
     Ok(Opened {

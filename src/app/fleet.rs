@@ -265,8 +265,8 @@ async fn run_target(
     shared: Arc<SharedReads>,
 ) -> Result<crate::report::Report, Error> {
     let mut out = execute(Source::Live(Some(shared)), target, args, checks).await?;
-    if let Some(store) = &out.history {
-        record_history(store, &mut out.report).await;
+    if let Some(kept) = out.history.take() {
+        record_history(kept, &mut out.report, &out.context).await;
     }
     Ok(out.report)
 }

@@ -12,6 +12,8 @@ mod target;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
+use k8s_openapi::api::core::v1::ConfigMap;
+
 use crate::bundle::Bundle;
 use crate::check::CheckInfo;
 use crate::cli::{
@@ -20,6 +22,7 @@ use crate::cli::{
 use crate::context::Context;
 use crate::error::Error;
 use crate::facts::{FactKind, Stored};
+use crate::history::HistoryDoc;
 use crate::history_store::HistoryStore;
 use crate::registry::{self};
 use crate::report::{self, EXIT_OK, EXIT_TROUBLE, Report};
@@ -150,7 +153,43 @@ pub struct RunOutput {
     pub report: Report,
     pub context: Arc<Context>,
     /// The `--history` ConfigMap of a live run that keeps one.
-    pub history: Option<HistoryStore>,
+    pub history: Option<KeptHistory>,
+}
+
+/// A live run's `--history`: the store, and what the run read from it before its checks (the
+/// ConfigMap to update and the document it held, or why it could not be read).
+pub struct KeptHistory {
+    pub store: HistoryStore,
+    pub read: Result<(ConfigMap, Option<HistoryDoc>), String>,
+    /// Problems with the stored document that the run starts afresh from.
+    pub notes: Vec<String>,
+}
+
+impl KeptHistory {
+    /// Reads the history ConfigMap once: its churn record feeds KD4103 and the update after
+    /// the run replaces exactly this version (a concurrent writer is detected).
+    pub async fn open(store: HistoryStore) -> Self {
+        let (namespace, name) = (store.namespace().to_string(), store.name().to_string());
+        let mut notes = Vec::new();
+        let read = store.read().await.map(|(cm, text)| {
+            let doc = text.and_then(|text| match serde_json::from_str::<HistoryDoc>(&text) {
+                Ok(doc) => Some(doc),
+                Err(e) => {
+                    notes.push(format!(
+                        "history ConfigMap {namespace}/{name}: unreadable, starting afresh: {e}"
+                    ));
+                    None
+                }
+            });
+            (cm, doc)
+        });
+        KeptHistory { store, read, notes }
+    }
+
+    /// `namespace/name`, as the churn record's fact and the bundle's hints name it.
+    pub fn configmap(&self) -> String {
+        format!("{}/{}", self.store.namespace(), self.store.name())
+    }
 }
 
 /// The checks `--only` and `--skip` leave; none is a usage error.
@@ -194,8 +233,8 @@ async fn run_checks(source: Source, target: &TargetArgs, args: &ReportArgs) -> R
         });
     }
     let mut out = execute(source, target, args, &checks).await?;
-    if let Some(store) = &out.history {
-        record_history(store, &mut out.report).await;
+    if let Some(kept) = out.history.take() {
+        record_history(kept, &mut out.report, &out.context).await;
     }
     let code = exit_code(&out.report, args);
 
@@ -272,35 +311,34 @@ async fn push_group(
     }
 }
 
-/// Marks findings new/ongoing/resolved against the history ConfigMap and stores this run.
-/// Problems with the history are run notes: they never change the verdict.
-async fn record_history(store: &HistoryStore, report: &mut Report) {
-    let (namespace, name) = (store.namespace(), store.name());
-    let (cm, previous) = match store.read().await {
+/// Marks findings new/ongoing/resolved against the history read before the checks, adds this
+/// run's churn sample and stores both. Problems with the history are run notes: they never
+/// change the verdict.
+async fn record_history(kept: KeptHistory, report: &mut Report, context: &Context) {
+    report.errors.extend(kept.notes);
+    let (cm, previous) = match kept.read {
         Ok(found) => found,
         Err(e) => {
             report.errors.push(e);
             return;
         }
     };
-    let previous = previous.and_then(|text| match serde_json::from_str(&text) {
-        Ok(doc) => Some(doc),
-        Err(e) => {
-            report.errors.push(format!(
-                "history ConfigMap {namespace}/{name}: unreadable, starting afresh: {e}"
-            ));
-            None
-        }
-    });
-    let (doc, notes) = crate::history::merge(
+    let (mut doc, notes) = crate::history::merge(
         previous.as_ref(),
         report.findings(),
         &report.concluded(),
         &report.started_at,
     );
     report.annotate(notes);
+    // A run that did not read the NodeClaims (or could not) adds no sample: a gap, not a
+    // pool that emptied.
+    if let Some(claims) = context.peek(crate::facts::FactKey::nodeclaims()) {
+        let now = context.now();
+        let sample = crate::disruption::rates::sample(&claims, doc.churn.last(), now);
+        doc.churn = crate::disruption::rates::appended(&doc.churn, sample, now);
+    }
     let text = serde_json::to_string(&doc).unwrap_or_default();
-    if let Err(e) = store.write(cm, text).await {
+    if let Err(e) = kept.store.write(cm, text).await {
         report.errors.push(e);
     }
 }

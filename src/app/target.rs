@@ -132,6 +132,7 @@ pub(super) fn merge(flags: Hints, recorded: Hints) -> Hints {
         kube_context_cluster: recorded.kube_context_cluster,
         karpenter_version: flags.karpenter_version.or(recorded.karpenter_version),
         pre_install: flags.pre_install || recorded.pre_install,
+        history: recorded.history,
     }
 }
 

@@ -344,6 +344,15 @@ impl Facts {
             .await
     }
 
+    /// The churn record of the runs before this one (`--history`), oldest first; `None` when
+    /// the run keeps no history.
+    pub async fn churn_history(
+        &self,
+    ) -> Option<Result<Arc<Vec<crate::model::ChurnSample>>, FactError>> {
+        let configmap = self.hints.history.clone()?;
+        Some(self.get(FactKey::churn_history(configmap)).await)
+    }
+
     pub async fn aws_auth(
         &self,
     ) -> Result<Arc<Option<k8s_openapi::api::core::v1::ConfigMap>>, FactError> {

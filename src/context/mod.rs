@@ -174,6 +174,14 @@ impl Context {
 impl Facts {
     /// The time the run judges "how long" against: now, or when a replayed bundle was
     /// recorded.
+    /// A fact's value when the run has already read it; never fetches, so the run's own
+    /// bookkeeping after the checks (`--history`'s churn sample) adds no read.
+    pub fn peek<T: Send + Sync + 'static>(&self, key: Typed<T>) -> Option<Arc<T>> {
+        let cell = lock(&self.cells).get(&key.into_key()).cloned()?;
+        let shared = cell.get()?.as_ref().ok()?.clone();
+        shared.downcast::<T>().ok()
+    }
+
     pub fn now(&self) -> jiff::Timestamp {
         self.now
     }

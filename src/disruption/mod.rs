@@ -7,5 +7,6 @@ pub mod churn;
 pub mod pdbs;
 pub mod pinned;
 pub mod pods;
+pub mod rates;
 pub mod spot;
 pub mod terminating;

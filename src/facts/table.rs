@@ -257,6 +257,15 @@ facts! {
         shape Objects;
         display |f| f.write_str("NodeClaims");
 
+    /// The churn record of the `--history` ConfigMap `configmap` (`namespace/name`): one sample
+    /// per earlier run, oldest first. The run reads that ConfigMap once, through the history
+    /// store, and hands the record to the backend; a replay takes it from the bundle.
+    ChurnHistory { configmap: String } => fn churn_history -> Vec<crate::model::ChurnSample>;
+        // Granted by the history Role (deploy/rbac.yaml, `resourceNames`), not the ClusterRole.
+        ops [];
+        shape Items;
+        display |f| write!(f, "the churn record in ConfigMap {configmap}");
+
     /// `sts:GetCallerIdentity` of karpdoctor's own credentials.
     CallerIdentity => fn caller_identity -> CallerIdentity;
         ops [aws("sts", "GetCallerIdentity")];

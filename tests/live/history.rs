@@ -116,6 +116,25 @@ async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
         .map(|r| r["code"].as_str().unwrap())
         .collect();
     assert_eq!(resolved, ["KD1001", "KD1001", "KD1009"]);
+    // Each run read the NodeClaims and left its churn sample. The three runs describe the same
+    // moment (KARPDOCTOR_NOW), so each replaced the sample of that moment instead of counting
+    // the same NodeClaims again; the sample has no earlier one to count creations from.
+    let stored = server
+        .object("ConfigMap", "karpdoctor", "karpdoctor-history")
+        .unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_str(stored["data"]["last-run.json"].as_str().unwrap()).unwrap();
+    let churn = kept["churn"].as_array().unwrap();
+    assert_eq!(churn.len(), 1, "{kept}");
+    assert_eq!(churn[0]["at"], "2026-11-23T10:00:00Z");
+    assert!(
+        churn[0]["pools"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|p| p.get("created").is_none()),
+        "{kept}"
+    );
     // Only the history ConfigMap was ever written.
     for s in server
         .seen()
@@ -130,6 +149,101 @@ async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
             )
         );
     }
+}
+
+/// The churn record across runs: a run with `--history` judges the record the ConfigMap holds
+/// (KD4103's replacement rate), adds its own sample, and a recording of it replays the same
+/// verdict without the ConfigMap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_keeps_a_churn_record_that_kd4103_judges_live_and_replayed() {
+    let emulator = Emulator::start();
+    let dir = scratch("live-churn-history");
+    let fixture = read_json(&fixture_bundle("consolidation-churn-over-days"));
+    // The record the hourly runs of the last two days left, as the fixture holds it.
+    let samples = fixture["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["fact"].get("churnHistory").is_some())
+        .map(|f| f["value"].clone())
+        .unwrap();
+    assert_eq!(samples.as_array().unwrap().len(), 48);
+    let doc = serde_json::json!({"version": 1, "runAt": "2026-11-23T09:00:00Z", "findings": [], "churn": samples});
+    let mut cluster = Cluster::from_bundle(&fixture);
+    cluster.objects.push(serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "karpdoctor-history", "namespace": "karpdoctor", "resourceVersion": "1"},
+        "data": {"last-run.json": doc.to_string()}
+    }));
+    cluster
+        .writable
+        .insert((String::new(), "v1".into(), "configmaps".into()));
+    seed_aws(&emulator.url, &fixture).await;
+    let server = TestServer::start(cluster, 0, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let bundle = dir.join("bundle.json");
+    let rec = bundle.display().to_string();
+    let args = [
+        "-o",
+        "json",
+        "--only",
+        "KD4103",
+        "--history",
+        "configmap/karpdoctor-history",
+        "--now",
+        "2026-11-23T10:00:00Z",
+        "--record",
+        &rec,
+    ];
+    let ns = [("KARPDOCTOR_NAMESPACE", "karpdoctor")];
+    let finding = |r: &serde_json::Value| -> serde_json::Value {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["code"] == "KD4103")
+            .map(|c| c["findings"][0].clone())
+            .unwrap()
+    };
+    let live = run_live(&server, &emulator, &dir, &args, &ns);
+    let f = finding(&live);
+    assert_eq!(f["object"], "NodePool/default", "{live}");
+    assert!(
+        f["evidence"]["replacedOverDays"]
+            .as_str()
+            .unwrap()
+            .starts_with("48 NodeClaim(s) replaced in 48 h over 49 runs"),
+        "{f}"
+    );
+    // The run added its own sample: twelve NodeClaims, one created since 09:00.
+    let stored = server
+        .object("ConfigMap", "karpdoctor", "karpdoctor-history")
+        .unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_str(stored["data"]["last-run.json"].as_str().unwrap()).unwrap();
+    let churn = kept["churn"].as_array().unwrap();
+    assert_eq!(churn.len(), 49);
+    assert_eq!(churn[48]["at"], "2026-11-23T10:00:00Z");
+    assert_eq!(
+        churn[48]["pools"]["default"],
+        serde_json::json!({"size": 12, "created": 1})
+    );
+    // The recording carries the record it judged, so a replay, with no ConfigMap to read,
+    // reaches the same finding.
+    let recorded = read_json(&bundle);
+    assert_eq!(
+        recorded["hints"]["history"],
+        "karpdoctor/karpdoctor-history"
+    );
+    let replayed = karpdoctor(&["-o", "json", "--only", "KD4103", "--replay", &rec], &[]);
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    // The same finding, without the live run's history marks.
+    let mut unmarked = f.clone();
+    let marks = unmarked.as_object_mut().unwrap();
+    marks.remove("history");
+    marks.remove("firstSeen");
+    assert_eq!(finding(&replayed), unmarked);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,6 +33,7 @@ use aws_smithy_http_client::tls;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use futures::future::BoxFuture;
 use futures::{FutureExt, TryFutureExt};
+use serde_json::Value;
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::error::Error;
@@ -170,6 +171,8 @@ pub struct Live {
     /// Set by [`Live::connect_aws`] once the run's region is known, with that region.
     aws: OnceCell<(String, AwsClients)>,
     log: ApiLog,
+    /// Facts the run read itself and hands over (the `--history` churn record).
+    given: Mutex<HashMap<FactKey, Value>>,
 }
 
 impl Live {
@@ -196,7 +199,16 @@ impl Live {
             options,
             aws: OnceCell::new(),
             log,
+            given: Mutex::default(),
         })
+    }
+
+    /// Hands over a fact the run has read itself: fetching `key` then answers `value`.
+    pub fn give(&self, key: FactKey, value: Value) {
+        self.given
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, value);
     }
 
     /// The Kubernetes client; absent only in runs that need no Kubernetes API.
@@ -360,6 +372,18 @@ impl Live {
                     .boxed()
             }
             FactKey::AwsAuth => kube::aws_auth(k()?).map_ok(Stored::Tree).boxed(),
+            FactKey::ChurnHistory { configmap } => {
+                let given = self
+                    .given
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(key)
+                    .cloned();
+                let found = given.ok_or_else(|| FactError::NotFound {
+                    message: format!("the run kept no history in ConfigMap {configmap}"),
+                });
+                futures::future::ready(found.map(Stored::Tree)).boxed()
+            }
             FactKey::AccessReview {
                 verb,
                 group,

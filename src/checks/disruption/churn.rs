@@ -3,7 +3,9 @@
 //! outside Karpenter changes them, so every replacement drifts again), and consolidation that
 //! removes nodes minutes after launching them under a `consolidateAfter` shorter than their pods
 //! take to settle; and an `@latest` alias in a pool whose budgets leave drift unlimited, so each
-//! AMI release replaces the whole pool within minutes (rules: docs/disruption.md §2, §6).
+//! AMI release replaces the whole pool within minutes (rules: docs/disruption.md §2, §6). With
+//! `--history`, also how often each pool's nodes were replaced over the days the scheduled runs
+//! cover (§6.3).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,7 @@ use crate::disruption::churn::{
     consolidated_soon, security_groups_drifted_soon,
 };
 use crate::disruption::budgets::drift_unlimited;
+use crate::disruption::rates::{self, MIN_HOURS, Rate};
 use crate::ec2::{AmiTerm, ami_terms};
 use crate::model::{NodeClaim, NodePool};
 
@@ -24,7 +27,7 @@ declare_check! {
         title: "Karpenter replaces nodes no more often than the NodePool intends",
         category: Disruption,
         severity: Warning,
-        needs: [NodePools, NodeClaims, Ec2NodeClasses],
+        needs: [NodePools, NodeClaims, Ec2NodeClasses, ChurnHistory],
         run: disruption_churn,
     }
 }
@@ -139,7 +142,113 @@ async fn disruption_churn(cx: &CheckCx) -> CheckResult {
             )),
         );
     }
+    replaced_over_days(cx, &pools, &claims, &mut out).await?;
     Ok(out)
+}
+
+/// With `--history`: pools whose nodes were replaced at least daily, on average, over the days
+/// the record covers, and several times faster than their `expireAfter` asks. A pool another
+/// rule already names keeps one finding, with the measured rate as evidence.
+async fn replaced_over_days(
+    cx: &CheckCx,
+    pools: &[NodePool],
+    claims: &[NodeClaim],
+    out: &mut Vec<Finding>,
+) -> Result<(), FactError> {
+    let Some(record) = cx.churn_history().await else {
+        cx.note("replacement rates over days not judged: they need --history, which a scheduled run keeps (deploy/cronjob.yaml)");
+        return Ok(());
+    };
+    let record = record?;
+    let current = rates::sample(claims, record.last(), cx.now());
+    let measured = rates::rates(&record, &current);
+    if measured.hours < MIN_HOURS {
+        cx.note(format!(
+            "replacement rates over days not judged yet: the history covers {} h of {} run(s), and a rate is judged from {MIN_HOURS} h",
+            measured.hours, measured.runs
+        ));
+        return Ok(());
+    }
+    for rate in &measured.pools {
+        // A pool deleted since is not judged: its nodes went with it.
+        let Some(pool) = pools.iter().find(|p| p.name() == rate.pool) else {
+            continue;
+        };
+        let expire = pool.spec.template.spec.expire_after.as_deref();
+        if !rates::churns(rate, measured.hours, expire) {
+            continue;
+        }
+        let summary = format!(
+            "{} NodeClaim(s) replaced in {} h over {} runs, with {:.1} nodes on average: {:.1} per node per day",
+            rate.replaced, measured.hours, measured.runs, rate.mean_size, rate.per_node_day
+        );
+        let marked: Vec<String> = rate
+            .marked
+            .iter()
+            .map(|(why, runs)| format!("{why} in {runs} of {} runs", measured.runs))
+            .collect();
+        if let Some(f) = out.iter_mut().find(|f| f.object == pool.object()) {
+            f.evidence.insert("replacedOverDays".into(), summary.into());
+            continue;
+        }
+        let intended = match rates::expiry_per_node_day(expire) {
+            Some(per_day) => format!(
+                "{} ({per_day:.2} per node per day)",
+                expire.unwrap_or_default()
+            ),
+            None => format!("{} (no expiry)", expire.unwrap_or("unset")),
+        };
+        out.push(
+            Finding::new(
+                pool.object(),
+                format!(
+                    "Karpenter replaced the nodes of NodePool {} {} times in the last {} h ({:.1} per node per day, {:.0} nodes on average), where {}",
+                    pool.name(),
+                    rate.replaced,
+                    measured.hours,
+                    rate.per_node_day,
+                    rate.mean_size,
+                    match rates::expiry_per_node_day(expire) {
+                        Some(per_day) => format!(
+                            "its expireAfter of {} replaces each node once in {:.0} days",
+                            expire.unwrap_or_default(),
+                            1.0 / per_day
+                        ),
+                        None => "its expireAfter replaces none".to_string(),
+                    }
+                ),
+            )
+            .evidence("replacedOverDays", summary)
+            .evidence("expireAfter", intended)
+            .evidence("markedForDisruption", marked)
+            .hint(rate_hint(rate, pool.name()))
+            .fix(format!(
+                "kubectl get nodeclaims -l karpenter.sh/nodepool={} --sort-by=.metadata.creationTimestamp -o custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp,DRIFTED:.status.conditions[?(@.type==\"Drifted\")].reason",
+                pool.name()
+            )),
+        );
+    }
+    Ok(())
+}
+
+/// What to look at, from the reason the runs saw most on the pool's claims.
+fn rate_hint(rate: &Rate, pool: &str) -> String {
+    let top = rate
+        .marked
+        .iter()
+        .max_by_key(|(why, runs)| (**runs, std::cmp::Reverse(why.as_str())))
+        .map(|(why, _)| why.as_str());
+    let cause = match top {
+        Some("Drifted/AMIDrift") => "The runs saw claims drifted for their AMI most: an @latest (or version-less) alias drifts every node at each EKS AMI release, and a control-plane upgrade with a version alias does too. Pin the alias to a version and move it deliberately, or limit drift with a budget".to_string(),
+        Some("Drifted/SecurityGroupDrift") => "The runs saw claims drifted for their security groups most: something outside Karpenter attaches a group to new instances, so every replacement drifts again. Stop the attachment or select that group in the EC2NodeClass".to_string(),
+        Some(why) if why.starts_with("Drifted/") => format!("The runs saw {why} most: find what changes between launches (the EC2NodeClass, the NodePool template, or something editing the instances)"),
+        Some("Underutilized" | "Empty") => format!("The runs saw consolidation most: raise NodePool {pool}'s consolidateAfter, check that its pods' requests are what they use, and add a budget if replacements disrupt the workloads"),
+        Some("Expired") => format!("The runs saw expiry most: NodePool {pool}'s expireAfter replaces every node on that timer"),
+        _ => "No run saw the claims marked for disruption, so they went between runs: read the NodeClaims' events (kubectl get events --field-selector involvedObject.kind=NodeClaim) and the controller's `disrupting node(s)` log lines".to_string(),
+    };
+    format!(
+        "Counted from the --history record: between two runs, NodeClaims created while others of the pool went away are replacements; a pool that only grows or shrinks with load replaces nothing, and claims that came and went between runs are not counted, so the true rate is at least this. {cause}"
+    )
 }
 
 /// Pools whose EC2NodeClass follows an `@latest` alias while no budget limits drift: each EKS
