@@ -481,10 +481,10 @@ def derive_pending(b):
             seen={(p["metadata"].get("namespace"),p["metadata"]["name"]) for p in e["value"]}
             e["value"]=[slim_pod(p) for p in e["value"]+[p for p in pending if (p["metadata"].get("namespace"),p["metadata"]["name"]) not in seen]]
 def slim_node(n):
-    out={"apiVersion":"v1","kind":"Node","metadata":{k:v for k,v in n["metadata"].items() if k in ("name","uid","labels","creationTimestamp","deletionTimestamp")}}
+    out={"apiVersion":"v1","kind":"Node","metadata":{k:v for k,v in n["metadata"].items() if k in ("name","uid","labels","creationTimestamp","deletionTimestamp","finalizers")}}
     dnd=(n["metadata"].get("annotations") or {}).get("karpenter.sh/do-not-disrupt")
     if dnd is not None: out["metadata"]["annotations"]={"karpenter.sh/do-not-disrupt":dnd}
-    spec={k:v for k,v in n.get("spec",{}).items() if k in ("taints","unschedulable")}
+    spec={k:v for k,v in n.get("spec",{}).items() if k in ("taints","unschedulable","providerID")}
     out["spec"]=spec
     status={k:v for k,v in n.get("status",{}).items() if k in ("capacity","allocatable")}
     ready=[{"type":c["type"],"status":c["status"]} for c in n.get("status",{}).get("conditions",[]) if c.get("type")=="Ready"]

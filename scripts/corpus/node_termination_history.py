@@ -80,3 +80,30 @@ write("healthy-history-scales-with-load", _hist_bundle(
     "Healthy: hourly runs with --history over two days show a NodePool growing from 6 nodes at night to 18 by day and shrinking again, consolidation marking the emptied nodes as the load falls. Nodes come and go with the load, but none is replaced: the pool only grows or only shrinks between runs.",
     _hist_pool, _hist_claims, _hist_samples, _hist_names),
     [])
+
+# KD4102, a Node deleting without its NodeClaim. The workaround posted for NodeClaims stuck on
+# their finalizer (Azure/karpenter-provider-azure#525: `kubectl patch nodeclaim … --type=json -p
+# '[{"op": "remove", "path": "/metadata/finalizers"}]'`, applied to every deleting NodeClaim) was
+# run on a claim whose Node was still draining (kubernetes-sigs/karpenter#2169's shape). The
+# NodeClaim is gone; Karpenter's garbage collection terminated the instance and deleted the Node,
+# whose karpenter.sh/termination finalizer now waits for a NodeClaim that no longer exists:
+# node termination logs "failed to terminate node" and never removes it.
+_orph_name = "ip-10-8-91-17.us-west-2.compute.internal"
+_orph = _nc_node(_orph_name)
+_orph["metadata"]["creationTimestamp"] = "2026-11-19T14:05:00Z"
+_orph["metadata"]["deletionTimestamp"] = "2026-11-23T07:12:00Z"
+_orph["metadata"]["finalizers"] = ["karpenter.sh/termination"]
+_orph["spec"] = {"providerID": "aws:///us-west-2a/i-0a1b2c3d4e5f60917",
+                 "taints": [{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]}
+_orph["status"]["conditions"][0].update({"status": "Unknown", "reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status."})
+_kept_name = "ip-10-8-91-18.us-west-2.compute.internal"
+_kept = _nc_node(_kept_name)
+_kept["spec"] = {"providerID": "aws:///us-west-2a/i-0a1b2c3d4e5f60918"}
+_kept_claim = _nc_claim("default-kp18", _kept_name)
+_kept_claim["status"]["providerID"] = "aws:///us-west-2a/i-0a1b2c3d4e5f60918"
+write("node-deleting-without-nodeclaim", bundle(
+    "A Node has been deleting for almost three hours with Karpenter's karpenter.sh/termination finalizer, and its NodeClaim is gone: someone removed the finalizers of every deleting NodeClaim (the workaround of Azure/karpenter-provider-azure#525) while this one's node was still draining. Karpenter's garbage collection terminated the instance and deleted the Node, but node termination finds no NodeClaim for it and never removes the finalizer.",
+    overrides=[fact("nodeClaims", [_kept_claim]),
+               fact({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}}, [_orph, _kept]),
+               fact({"node": {"name": _kept_name}}, _kept)]),
+    ["KD4102"], roots=["KD4102"])

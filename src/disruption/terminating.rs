@@ -10,7 +10,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::VolumeAttachment;
 
 use super::pods::{PdbBlock, do_not_disrupt, owned_by, pdb_blocks, pod_id};
-use crate::model::NodeClaim;
+use crate::model::{ListedNode, NodeClaim};
 
 /// Karpenter's own finalizer on NodeClaims and Nodes.
 pub const FINALIZER: &str = "karpenter.sh/termination";
@@ -89,6 +89,43 @@ pub fn stuck(claim: &NodeClaim, now: jiff::Timestamp) -> bool {
         Some(at) => age_minutes(at, now).is_some_and(|m| m > STUCK_MINUTES),
         None => true,
     }
+}
+
+/// A Node Karpenter's finalizer holds while no NodeClaim is left to finish its deletion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Orphan<'a> {
+    pub node: &'a ListedNode,
+    /// Minutes since the Node's deletion.
+    pub minutes: i64,
+}
+
+/// Nodes deleting for over [`STUCK_MINUTES`] that carry [`FINALIZER`] and have no NodeClaim
+/// (none names the Node in `status.nodeName` or has its provider ID). Karpenter's node
+/// termination looks the NodeClaim up by provider ID and, when there is none, logs "failed to
+/// terminate node" and stops (core: `node/termination` controller, `IsNodeClaimNotFoundError`):
+/// its finalizer never comes off. The NodeClaim is gone because someone removed its finalizer
+/// or deleted it while the controller was down.
+pub fn orphaned_nodes<'a>(
+    nodes: &'a [ListedNode],
+    claims: &[NodeClaim],
+    now: jiff::Timestamp,
+) -> Vec<Orphan<'a>> {
+    let claimed = |n: &ListedNode| {
+        claims.iter().any(|c| {
+            c.status.node_name.as_deref() == Some(n.name())
+                || (n.provider_id.is_some()
+                    && c.status.provider_id.as_deref() == n.provider_id.as_deref())
+        })
+    };
+    nodes
+        .iter()
+        .filter(|n| n.finalizers.iter().any(|f| &**f == FINALIZER))
+        .filter_map(|n| {
+            let deleted = n.deletion_timestamp.as_ref()?;
+            let minutes = now.duration_since(deleted.0).as_secs() / 60;
+            (minutes > STUCK_MINUTES && !claimed(n)).then_some(Orphan { node: n, minutes })
+        })
+        .collect()
 }
 
 /// The pods the drain waits for: not finished, not a DaemonSet's (they tolerate the
@@ -360,5 +397,31 @@ mod tests {
             &blockers(&d, now())[0],
             Blocker::InstanceTerminating { .. }
         ));
+    }
+
+    #[test]
+    fn a_deleting_node_with_karpenters_finalizer_and_no_nodeclaim_is_orphaned() {
+        let nodes: Vec<ListedNode> = serde_json::from_value(json!([
+            {"metadata":{"name":"gone","deletionTimestamp":"2026-11-23T07:00:00Z","finalizers":[FINALIZER]},
+             "spec":{"providerID":"aws:///us-west-2a/i-1"}},
+            {"metadata":{"name":"n1","deletionTimestamp":"2026-11-23T07:00:00Z","finalizers":[FINALIZER]},
+             "spec":{"providerID":"aws:///us-west-2a/i-2"}},
+            {"metadata":{"name":"renamed","deletionTimestamp":"2026-11-23T07:00:00Z","finalizers":[FINALIZER]},
+             "spec":{"providerID":"aws:///us-west-2a/i-3"}},
+            {"metadata":{"name":"recent","deletionTimestamp":"2026-11-23T09:50:00Z","finalizers":[FINALIZER]}},
+            {"metadata":{"name":"other","deletionTimestamp":"2026-11-23T07:00:00Z","finalizers":["example.com/x"]}}
+        ]))
+        .unwrap();
+        // n1 has its claim by node name; "renamed" by provider ID only.
+        let claims = [
+            claim(json!({})),
+            claim(json!({"metadata":{"name":"default-y"},
+                         "status":{"nodeName":"","providerID":"aws:///us-west-2a/i-3"}})),
+        ];
+        let found: Vec<(&str, i64)> = orphaned_nodes(&nodes, &claims, now())
+            .iter()
+            .map(|o| (o.node.name(), o.minutes))
+            .collect();
+        assert_eq!(found, [("gone", 180)]);
     }
 }

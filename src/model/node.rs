@@ -35,6 +35,10 @@ pub struct ListedNode {
     pub deletion_timestamp: Option<Time>,
     /// `karpenter.sh/do-not-disrupt: "true"` on the Node (node annotations take no durations).
     pub do_not_disrupt: bool,
+    /// `metadata.finalizers`: Karpenter's `karpenter.sh/termination` on the nodes it manages.
+    pub finalizers: Vec<Shared>,
+    /// `spec.providerID`, how Karpenter finds a Node's NodeClaim.
+    pub provider_id: Option<Shared>,
 }
 
 impl ListedNode {
@@ -70,6 +74,17 @@ impl ListedNode {
                 .as_ref()
                 .and_then(|a| a.get(DO_NOT_DISRUPT))
                 .is_some_and(|v| v == "true"),
+            finalizers: meta
+                .finalizers
+                .unwrap_or_default()
+                .iter()
+                .map(|f| Shared::new(f))
+                .collect(),
+            provider_id: spec
+                .provider_id
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .map(Shared::new),
         }
     }
 }
@@ -93,10 +108,12 @@ impl From<&k8s_openapi::api::core::v1::Node> for ListedNode {
                 labels: strings(node.metadata.labels.as_ref()),
                 annotations: strings(node.metadata.annotations.as_ref()),
                 deletion_timestamp: node.metadata.deletion_timestamp.clone(),
+                finalizers: node.metadata.finalizers.clone(),
             }),
             spec: node.spec.as_ref().map(|s| WireSpec {
                 taints: s.taints.clone(),
                 unschedulable: s.unschedulable,
+                provider_id: s.provider_id.clone(),
             }),
             status: Some(WireStatus {
                 capacity: quantities(status.and_then(|s| s.capacity.as_ref())),
@@ -162,6 +179,8 @@ struct WireMeta {
     annotations: Option<Labels>,
     #[serde(default)]
     deletion_timestamp: Option<Time>,
+    #[serde(default)]
+    finalizers: Option<Vec<String>>,
 }
 
 #[derive(Default, Deserialize)]
@@ -170,6 +189,8 @@ struct WireSpec {
     taints: Option<Vec<Taint>>,
     #[serde(default)]
     unschedulable: Option<bool>,
+    #[serde(default, rename = "providerID")]
+    provider_id: Option<String>,
 }
 
 #[derive(Default, Deserialize)]

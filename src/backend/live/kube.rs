@@ -145,7 +145,8 @@ pub(super) async fn node_pods(kube: &Client, node: &str) -> Result<Stored, FactE
 }
 
 /// Nodes matching a label selector, each cut down to its name, labels, taints, capacity and
-/// allocatable, whether it is Ready and deleting, and Karpenter's do-not-disrupt annotation.
+/// allocatable, whether it is Ready and deleting, its finalizers and provider ID, and
+/// Karpenter's do-not-disrupt annotation.
 pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored, FactError> {
     let labels = Some(label_selector).filter(|s| !s.is_empty());
     let listed = list(kube, &NODES, None, labels, |n| {
@@ -158,11 +159,14 @@ pub(super) async fn nodes(kube: &Client, label_selector: &str) -> Result<Stored,
                 "labels",
                 "creationTimestamp",
                 "deletionTimestamp",
+                // A deleting node held by Karpenter's finalizer with no NodeClaim left to
+                // finish it (KD4102).
+                "finalizers",
             ],
         );
         // A node annotated do-not-disrupt is never a candidate (docs/disruption.md §1.3).
         keep_do_not_disrupt(&n, &mut out);
-        out["spec"] = keep(&n["spec"], &["taints", "unschedulable"]);
+        out["spec"] = keep(&n["spec"], &["taints", "unschedulable", "providerID"]);
         // What the node offers, against Karpenter's estimate (KD6006); and whether it is Ready:
         // a node that is not uses up its pool's disruption budget (docs/disruption.md §2).
         let mut status = keep(&n["status"], &["capacity", "allocatable"]);

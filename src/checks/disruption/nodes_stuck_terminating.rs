@@ -1,15 +1,18 @@
 //! KD4102: NodeClaims Karpenter has been deleting for over 15 minutes (past the forced
 //! deletion time when `terminationGracePeriod` is set), with the step that holds them and its
 //! object: pods that are never evicted, a PodDisruptionBudget at zero, volumes not detached, an
-//! instance that does not terminate, another controller's finalizer (rules:
-//! docs/disruption.md §5).
+//! instance that does not terminate, another controller's finalizer; and Nodes Karpenter's
+//! finalizer holds with no NodeClaim left to finish them (rules: docs/disruption.md §5).
 
 use crate::check::prelude::*;
 use crate::checks::common::codes;
 use crate::checks::common::held::{HeldNodes, NodeCause};
 use crate::checks::common::nodeclaim::pool_of;
-use crate::disruption::terminating::{Blocker, Deleting, blockers, stuck};
+use crate::disruption::terminating::{
+    Blocker, Deleting, FINALIZER, blockers, orphaned_nodes, stuck,
+};
 use crate::model::NodeClaim;
+use crate::scheduling::spread::NODES_WITH_ZONE;
 
 declare_check! {
     pub static NODES_STUCK_TERMINATING = {
@@ -18,7 +21,7 @@ declare_check! {
         title: "nodes Karpenter deletes are gone within minutes",
         category: Disruption,
         severity: Error,
-        needs: [NodeClaims, Node, NodePods, PodDisruptionBudgets, VolumeAttachments, PinnedWorkloads, EventsByReason],
+        needs: [NodeClaims, Nodes, Node, NodePods, PodDisruptionBudgets, VolumeAttachments, PinnedWorkloads, EventsByReason],
         // Which workload's template annotates the do-not-disrupt pods (only a link to KD4104),
         // and Karpenter's FailedDraining events (quoted beside what the objects show).
         evidence: [PinnedWorkloads, EventsByReason],
@@ -28,10 +31,11 @@ declare_check! {
 
 async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
     let now = cx.now();
-    let claims = cx.nodeclaims().await?;
+    let (claims, nodes) = futures::try_join!(cx.nodeclaims(), cx.nodes(NODES_WITH_ZONE))?;
+    let mut out = orphans(&orphaned_nodes(&nodes, &claims, now));
     let deleting: Vec<&NodeClaim> = claims.iter().filter(|c| stuck(c, now)).collect();
     if deleting.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let (pdbs, attachments) =
         futures::try_join!(cx.pod_disruption_budgets(), cx.volume_attachments())?;
@@ -142,13 +146,78 @@ async fn nodes_stuck_terminating(cx: &CheckCx) -> CheckResult {
         }
         held.add_owned(claim, &shown, subject, cause, owners);
     }
-    Ok(held.findings("heldBy", |_, h| {
+    out.extend(held.findings("heldBy", |_, h| {
         format!(
             "{} node(s) deleting for over 15 minutes: {}",
             h.nodes.len(),
             h.cause.what
         )
-    }))
+    }));
+    Ok(out)
+}
+
+/// Deleting Nodes with Karpenter's finalizer and no NodeClaim, one finding per NodePool: no
+/// controller step is left to remove the finalizer, so only a person can, once the instance is
+/// known to be gone.
+fn orphans(found: &[crate::disruption::terminating::Orphan<'_>]) -> Vec<Finding> {
+    let mut by_pool: std::collections::BTreeMap<&str, Vec<_>> = Default::default();
+    for o in found {
+        let pool = o.node.label("karpenter.sh/nodepool").unwrap_or("");
+        by_pool.entry(pool).or_default().push(o);
+    }
+    by_pool
+        .into_iter()
+        .map(|(pool, orphans)| {
+            let first = orphans[0].node;
+            let at = first
+                .finalizers
+                .iter()
+                .position(|f| &**f == FINALIZER)
+                .unwrap_or(0);
+            let object = if pool.is_empty() {
+                format!("Node/{}", first.name())
+            } else {
+                format!("NodePool/{pool}")
+            };
+            let instance = first
+                .provider_id
+                .as_deref()
+                .and_then(|p| p.rsplit('/').next())
+                .unwrap_or("INSTANCE_ID");
+            Finding::new(
+                object,
+                format!(
+                    "{} node(s) deleting for over 15 minutes have no NodeClaim: Karpenter's finalizer {FINALIZER} waits for a NodeClaim that is gone, and nothing will remove it",
+                    orphans.len()
+                ),
+            )
+            .evidence(
+                "nodes",
+                orphans
+                    .iter()
+                    .map(|o| {
+                        format!(
+                            "{} (deleting for {} min, {})",
+                            o.node.name(),
+                            o.minutes,
+                            o.node.provider_id.as_deref().unwrap_or("no providerID")
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            )
+            .evidence(
+                "finalizers",
+                first.finalizers.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+            )
+            .hint(format!(
+                "Karpenter finishes a Node's deletion through its NodeClaim (drain, volumes, instance), found by the Node's provider ID. These NodeClaims are gone, most often because their finalizer was removed by hand. Karpenter's garbage collection then terminates the instance and deletes the Node, but its node termination finds no NodeClaim, logs \"failed to terminate node\" and leaves the Node with its finalizer. Check that the instance is terminated, then remove {FINALIZER} from the Node. Next time, delete the NodeClaim and let Karpenter remove its finalizer"
+            ))
+            .fix(format!(
+                "aws ec2 describe-instances --instance-ids {instance} --query 'Reservations[].Instances[].State.Name' && kubectl patch node {} --type json -p '[{{\"op\":\"remove\",\"path\":\"/metadata/finalizers/{at}\"}}]'",
+                first.name()
+            ))
+        })
+        .collect()
 }
 
 /// A blocker met while draining the node's pods: what Karpenter's `FailedDraining` event is
