@@ -15,6 +15,7 @@ use super::pods::{
     PdbBlock, active, do_not_disrupt, owned_by, pdb_blocks, pod_id, tolerates_disrupted,
 };
 use super::terminating::stuck;
+use crate::events::{Event, Events};
 use crate::iam::reference::Version;
 use crate::model::{ListedNode, NodeClaim, NodePool};
 
@@ -292,6 +293,31 @@ pub fn blockers(c: &Candidate, now: jiff::Timestamp) -> Vec<Blocker> {
     out
 }
 
+/// Whether Karpenter's `DisruptionBlocked` text is the nomination gate (§1.3): a node
+/// nominated for a pending pod in the last 2 × `BATCH_MAX_DURATION` is not disrupted.
+/// `Node is nominated for a pending pod` from 1.2, `state node is nominated for a pending pod`
+/// before.
+pub fn says_nominated(text: &str) -> bool {
+    text.to_ascii_lowercase()
+        .contains("nominated for a pending pod")
+}
+
+/// The pods whose newest `Nominated` event names `node`
+/// (`Pod should schedule on: nodeclaim/<claim>, node/<node>`): what keeps nominating it.
+pub fn nominated_to<'a>(events: &'a Events, node: &str) -> Vec<&'a Event> {
+    let wanted = format!("node/{node}");
+    events
+        .0
+        .iter()
+        .filter(|e| e.kind == "Pod" && e.reason == "Nominated")
+        .filter(|e| {
+            e.message
+                .split_whitespace()
+                .any(|w| w.trim_end_matches(',') == wanted)
+        })
+        .collect()
+}
+
 /// Whether the first blocker is the user's intent or progress rather than a problem: a Job's
 /// do-not-disrupt pods (they finish), a scheduled freeze (it opens), a budget used only by
 /// deletions in progress (the rollout moves). Said under `-v`, not reported.
@@ -499,5 +525,37 @@ mod tests {
                 version: Version(1, 6, 1)
             }]
         );
+    }
+
+    #[test]
+    fn the_nomination_gate_and_the_pods_that_keep_a_node_nominated() {
+        assert!(says_nominated("Node is nominated for a pending pod"));
+        assert!(says_nominated("state node is nominated for a pending pod"));
+        assert!(!says_nominated("Not all pods would schedule"));
+        let event = |name: &str, message: &str| Event {
+            kind: "Pod".into(),
+            name: name.into(),
+            namespace: "payments".into(),
+            reason: "Nominated".into(),
+            message: message.into(),
+            count: 3,
+            ..Event::default()
+        };
+        let events = Events(vec![
+            event(
+                "ledger-0",
+                "Pod should schedule on: nodeclaim/default-a, node/ip-1",
+            ),
+            event(
+                "ledger-1",
+                "Pod should schedule on: nodeclaim/default-b, node/ip-10",
+            ),
+            event("web-1", "Pod should schedule on: nodeclaim/default-c"),
+        ]);
+        let names: Vec<&str> = nominated_to(&events, "ip-1")
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(names, ["ledger-0"]);
     }
 }

@@ -172,6 +172,27 @@ impl Cluster {
                 }
                 continue;
             }
+            // The churn record `--history` read: the history ConfigMap holding it, which the
+            // live run reads, judges and updates.
+            if name == "churnHistory" {
+                if let (Some((namespace, cm)), Some(samples)) = (
+                    params
+                        .get("configmap")
+                        .and_then(Value::as_str)
+                        .and_then(|c| c.split_once('/')),
+                    entry.get("value"),
+                ) {
+                    let doc = serde_json::json!({"version": 1, "runAt": "", "findings": [], "churn": samples});
+                    c.objects.push(serde_json::json!({
+                        "apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": cm, "namespace": namespace, "resourceVersion": "1"},
+                        "data": {"last-run.json": doc.to_string()}
+                    }));
+                    c.writable
+                        .insert((String::new(), "v1".into(), "configmaps".into()));
+                }
+                continue;
+            }
             let Some(resource) = fact_resource(&name, &params) else {
                 continue;
             };

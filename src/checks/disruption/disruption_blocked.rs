@@ -14,7 +14,7 @@ use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::budgets::windows_never_open;
 use crate::disruption::candidates::{
     BLOCKED_MINUTES, Blocker, Candidate, PoolUse, Reason, blockers, disrupting, expected,
-    pool_use, reschedulable, wanted,
+    nominated_to, pool_use, reschedulable, says_nominated, wanted,
 };
 use crate::iam::reference::Version;
 use crate::model::{ControllerDeployment, ListedNode, NodeClaim, NodePool};
@@ -28,8 +28,9 @@ declare_check! {
         category: Disruption,
         severity: Warning,
         needs: [NodePools, NodeClaims, Nodes, NodePods, PodDisruptionBudgets, ControllerDeployments, EventsByReason, PinnedWorkloads],
-        // Which workload's template annotates the do-not-disrupt pods: only a link to KD4104.
-        evidence: [PinnedWorkloads],
+        // Which workload's template annotates the do-not-disrupt pods (only a link to KD4104),
+        // and which pods Karpenter keeps nominating to a node (who they are, not whether).
+        evidence: [PinnedWorkloads, EventsByReason],
         run: disruption_blocked,
     }
 }
@@ -152,10 +153,22 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
         None
     };
     let mut held = HeldNodes::default();
+    // Karpenter's `Nominated` pod events, read once if a node's DisruptionBlocked event names
+    // the nomination gate, and only as evidence of which pods it is.
+    let mut nominations = None;
     for (claim, name, reason, since, all, pods) in found {
         let pool = pool_by_name.get(pool_of(claim)).copied();
         let Some(pool) = pool else { continue };
-        let (subject, mut cause, mut owners) = describe(&all[0], reason, pool);
+        let blocked = events.as_ref().and_then(|es| es.0.about("Node", name).next());
+        let (mut subject, mut cause, mut owners) = describe(&all[0], reason, pool);
+        if all[0] == Blocker::Unexplained
+            && blocked.is_some_and(|e| says_nominated(&e.message))
+        {
+            if nominations.is_none() {
+                nominations = Some(cx.enrich(cx.events_by_reason("Pod", "Nominated")).await);
+            }
+            (subject, cause, owners) = nominated(name, nominations.as_ref());
+        }
         // A "0" that never lifts beside a window for the reason: the setting is the cause
         // (KD4104 says the window never opens), these nodes its consequence.
         if matches!(&all[0], Blocker::Budget { opens: None, .. })
@@ -174,7 +187,7 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
         }
         cause.evidence.push(("reason", reason.as_str().to_string()));
         cause.evidence.push(("since", since));
-        if let Some(e) = events.as_ref().and_then(|es| es.0.about("Node", name).next()) {
+        if let Some(e) = blocked {
             let text = e
                 .message
                 .trim_start_matches("(combined from similar events): ")
@@ -209,6 +222,42 @@ async fn disruption_blocked(cx: &CheckCx) -> CheckResult {
             h.cause.what
         )
     }))
+}
+
+/// A drifted node Karpenter skips because it keeps nominating it for pods it is placing
+/// (docs/disruption.md §1.3, §9 item 8): the pods are named from their `Nominated` events. Pods
+/// that never land are pending (KD8001 says why) or sit on a node whose deletion is stuck
+/// (KD4102; aws/karpenter-provider-aws#7521), and their nominations end only with them.
+fn nominated(
+    node: &str,
+    events: Option<&Result<std::sync::Arc<crate::events::Latest>, FactError>>,
+) -> (String, NodeCause, &'static [&'static str]) {
+    let pods = match events {
+        Some(Ok(latest)) => {
+            let by = nominated_to(&latest.0, node);
+            if by.is_empty() {
+                "none of Karpenter's Nominated events kept now names the node".to_string()
+            } else {
+                by.iter()
+                    .map(|e| format!("{}/{} (x{})", e.namespace, e.name, e.count))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        }
+        Some(Err(e)) => format!("Karpenter's Nominated events could not be read ({e})"),
+        None => String::new(),
+    };
+    (
+        "nominations for pending pods".to_string(),
+        NodeCause {
+            what: "Karpenter keeps nominating the node for pods it is placing, and does not disrupt a node nominated in the last 20 seconds (its DisruptionBlocked event)".to_string(),
+            hint: "Each provisioning pass that places a pending pod, or a pod of a node being deleted, on an existing node nominates that node, and drift and consolidation skip it for 2 × BATCH_MAX_DURATION. Pods that never leave keep it nominated for good: pods on a node whose deletion is stuck (a do-not-disrupt pod with a volume on an expired node) or pods the kube-scheduler does not bind where Karpenter expects. Look at the nominated pods (nominatedPods): if they sit on a deleting node, fix what holds that node's deletion; if they are Pending, see why they do not schedule".to_string(),
+            fix: Some("kubectl get events -A --field-selector reason=Nominated -o custom-columns=POD:.involvedObject.name,MESSAGE:.message,COUNT:.count".to_string()),
+            severity: Severity::Warning,
+            evidence: vec![("nominatedPods", pods)],
+        },
+        &[codes::NODES_STUCK_TERMINATING, codes::PENDING_PODS_UNSERVED],
+    )
 }
 
 fn when(reason: Reason) -> &'static str {
