@@ -36,3 +36,23 @@ write("drift-held-by-nominations-of-a-stuck-node", bundle(
                fact({"eventsByReason": {"kind": "Node", "reason": "DisruptionBlocked"}}, [_nom_blocked]),
                fact({"eventsByReason": {"kind": "Pod", "reason": "Nominated"}}, [_nom_nominated])]),
     ["KD4101", "KD4102"], roots=["KD4102"])
+
+# Healthy on Karpenter 1.12 (kubernetes-sigs/karpenter#2874 added durations): a node an AMI
+# release drifted three hours ago still runs a batch coordinator whose pod template asks for
+# karpenter.sh/do-not-disrupt: "2h". The pod started at 09:30, so it is protected until 11:30 and
+# the drift goes ahead then: a wait that ends by itself, said under -v, not a finding.
+_dur_n = "ip-10-7-45-31.us-west-2.compute.internal"
+_dur_pod = _nt_pod("coordinator-6c9d7f8b5-q2w3e", "batch", _dur_n, {"app": "coordinator"},
+                   owner=("ReplicaSet", "coordinator-6c9d7f8b5"), annotations={"karpenter.sh/do-not-disrupt": "2h"})
+_dur_pod["status"]["startTime"] = "2026-11-23T09:30:00Z"
+# The CRDs at 1.12: EC2NodeClass gained placementGroupSelector in 1.11.
+_dur_crds = {n: crd(n, g, k, p, fields=SPEC_FIELDS.get(p, []) + (["placementGroupSelector"] if p == "ec2nodeclasses" else []))
+             for n, g, k, p in CRDS + EXTRA_CRDS}
+write("healthy-drift-waits-for-do-not-disrupt-duration", bundle(
+    "Healthy on Karpenter 1.12: a node drifted three hours ago still runs a pod annotated karpenter.sh/do-not-disrupt: \"2h\" (a duration, which 1.12 added) that started at 09:30. It is protected until 11:30, and the drift goes ahead then.",
+    crds=_dur_crds,
+    dep=[deployment(image="public.ecr.aws/karpenter/controller:1.12.0@sha256:1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d")],
+    overrides=[fact("nodeClaims", [_nt_wanted(_nc_claim("default-du31", _dur_n), drifted="2026-11-23T07:00:00Z")]),
+               fact({"node": {"name": _dur_n}}, _nc_node(_dur_n)),
+               fact({"nodePods": {"node": _dur_n}}, [_dur_pod, _nt_ds_pod(_dur_n, "d7u8r")])]),
+    [])

@@ -12,7 +12,8 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 use super::budgets::{Allowance, allowance};
 use super::pods::{
-    PdbBlock, active, do_not_disrupt, owned_by, pdb_blocks, pod_id, tolerates_disrupted,
+    PdbBlock, Protection, active, owned_by, pdb_blocks, pod_id, protected, protection,
+    tolerates_disrupted,
 };
 use super::terminating::stuck;
 use crate::events::{Event, Events};
@@ -110,9 +111,14 @@ pub fn disrupting(claim: &NodeClaim) -> bool {
 pub enum Blocker {
     /// The Node itself carries `karpenter.sh/do-not-disrupt: "true"`.
     NodeAnnotation,
-    /// Pods with `karpenter.sh/do-not-disrupt: "true"`; `jobs` when every one is a Job's, which
-    /// ends by itself (intent, not a finding).
-    DoNotDisrupt { pods: Vec<String>, jobs: bool },
+    /// Pods whose `karpenter.sh/do-not-disrupt` protects them now; `jobs` when every one lets
+    /// go by itself: a Job's pod finishes, a duration (1.12+) lapses, at `until` for the last
+    /// of them (intent, not a finding).
+    DoNotDisrupt {
+        pods: Vec<String>,
+        jobs: bool,
+        until: Option<String>,
+    },
     /// The pod's one PodDisruptionBudget allows no disruption now.
     Pdb {
         pdb: String,
@@ -236,16 +242,31 @@ pub fn blockers(c: &Candidate, now: jiff::Timestamp) -> Vec<Blocker> {
         !(c.reason == Reason::Drifted && c.claim.spec.termination_grace_period.is_some());
     if pods_gate {
         let live: Vec<&Pod> = c.pods.iter().filter(|p| active(p)).collect();
-        let pinned: Vec<&Pod> = live.iter().copied().filter(|p| do_not_disrupt(p)).collect();
+        let pinned: Vec<&Pod> = live
+            .iter()
+            .copied()
+            .filter(|p| protected(p, c.version, now))
+            .collect();
         if !pinned.is_empty() {
+            let lapses = |p: &Pod| match protection(p, c.version) {
+                Protection::Until(t) => Some(t),
+                _ => None,
+            };
             out.push(Blocker::DoNotDisrupt {
                 pods: pinned.iter().map(|p| pod_id(p)).collect(),
-                jobs: pinned.iter().all(|p| owned_by(p, "Job")),
+                jobs: pinned
+                    .iter()
+                    .all(|p| owned_by(p, "Job") || lapses(p).is_some()),
+                until: pinned
+                    .iter()
+                    .filter_map(|p| lapses(p))
+                    .max()
+                    .map(|t| t.to_string()),
             });
         }
-        let evictable = live
-            .into_iter()
-            .filter(|p| !do_not_disrupt(p) && !owned_by(p, "Node") && !tolerates_disrupted(p));
+        let evictable = live.into_iter().filter(|p| {
+            !protected(p, c.version, now) && !owned_by(p, "Node") && !tolerates_disrupted(p)
+        });
         // Before 1.7 a pod under several PDBs blocks only when one of them is at zero.
         let several_block = c.version.is_none_or(|v| v >= Version(1, 7, 0));
         for b in pdb_blocks(evictable, c.pdbs) {

@@ -4,6 +4,7 @@
 pub mod budgets;
 pub mod candidates;
 pub mod churn;
+pub mod godur;
 pub mod pdbs;
 pub mod pinned;
 pub mod pods;

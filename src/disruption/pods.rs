@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::iam::reference::Version;
 use crate::model::pod_ready;
 use crate::scheduling::spread::selector_matches;
 
@@ -44,6 +45,57 @@ pub fn do_not_disrupt(p: &Pod) -> bool {
         .as_ref()
         .and_then(|a| a.get(DO_NOT_DISRUPT))
         .is_some_and(|v| v == "true")
+}
+
+/// What a pod's `karpenter.sh/do-not-disrupt` asks of the controller's release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protection {
+    None,
+    /// `"true"`: for as long as the pod runs.
+    Always,
+    /// A Go duration (1.12+), counted from the pod's `status.startTime`.
+    Until(jiff::Timestamp),
+}
+
+/// The pod's protection as the release reads it (docs/disruption.md §3): `"true"` always; from
+/// 1.12 (and when the release is unknown, the newest behaviour) also a positive Go duration,
+/// which protects until `startTime` plus it, and for good while the pod has not started.
+/// Anything else, and a duration before 1.12, protects nothing.
+pub fn protection(p: &Pod, version: Option<Version>) -> Protection {
+    let Some(value) = p
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DO_NOT_DISRUPT))
+    else {
+        return Protection::None;
+    };
+    if value == "true" {
+        return Protection::Always;
+    }
+    if version.is_some_and(|v| v < Version(1, 12, 0)) {
+        return Protection::None;
+    }
+    let Some(nanos) = super::godur::parse(value).filter(|n| *n > 0) else {
+        return Protection::None;
+    };
+    let started = p.status.as_ref().and_then(|s| s.start_time.as_ref());
+    match started {
+        None => Protection::Always,
+        Some(t) => {
+            t.0.checked_add(jiff::SignedDuration::from_nanos(nanos))
+                .map_or(Protection::Always, Protection::Until)
+        }
+    }
+}
+
+/// Whether the pod's annotation protects it at `now`.
+pub fn protected(p: &Pod, version: Option<Version>, now: jiff::Timestamp) -> bool {
+    match protection(p, version) {
+        Protection::None => false,
+        Protection::Always => true,
+        Protection::Until(t) => t > now,
+    }
 }
 
 pub fn owned_by(p: &Pod, kind: &str) -> bool {
@@ -184,4 +236,47 @@ pub fn pdb_blocks<'a>(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(value: &str, started: Option<&str>) -> Pod {
+        let mut p = json!({"metadata": {"name": "p", "annotations": {DO_NOT_DISRUPT: value}}});
+        if let Some(t) = started {
+            p["status"] = json!({"startTime": t});
+        }
+        serde_json::from_value(p).unwrap()
+    }
+
+    fn at(t: &str) -> jiff::Timestamp {
+        t.parse().unwrap()
+    }
+
+    #[test]
+    fn a_duration_protects_from_the_pods_start_from_1_12_only() {
+        let v = |minor| Some(Version(1, minor, 0));
+        let p = pod("2h", Some("2026-11-23T09:30:00Z"));
+        assert_eq!(
+            protection(&p, v(12)),
+            Protection::Until(at("2026-11-23T11:30:00Z"))
+        );
+        assert!(protected(&p, v(12), at("2026-11-23T10:00:00Z")));
+        assert!(!protected(&p, v(12), at("2026-11-23T11:30:00Z")));
+        // Before 1.12 only "true" counts; an unknown release reads it as the newest does.
+        assert_eq!(protection(&p, v(11)), Protection::None);
+        assert!(protected(&p, None, at("2026-11-23T10:00:00Z")));
+        // Not started yet: protected. Not a positive duration, or not exactly "true": nothing.
+        assert_eq!(protection(&pod("30m", None), v(12)), Protection::Always);
+        for value in ["0s", "-5m", "True", "yes", "30"] {
+            assert_eq!(
+                protection(&pod(value, None), v(12)),
+                Protection::None,
+                "{value}"
+            );
+        }
+        assert_eq!(protection(&pod("true", None), v(8)), Protection::Always);
+    }
 }

@@ -298,10 +298,12 @@ pub fn describe(
             ),
             &[],
         ),
-        Blocker::DoNotDisrupt { pods, jobs } => (
+        Blocker::DoNotDisrupt { pods, jobs, until } => (
             "pods annotated karpenter.sh/do-not-disrupt".to_string(),
             cause(
-                if *jobs {
+                if let (true, Some(t)) = (*jobs, until) {
+                    format!("{} pod(s) annotated karpenter.sh/do-not-disrupt are protected until {t} at the latest (a duration, Karpenter 1.12 and later) or run until they finish", pods.len())
+                } else if *jobs {
                     format!("{} Job pod(s) annotated karpenter.sh/do-not-disrupt=true run until they finish", pods.len())
                 } else {
                     format!("{} pod(s) on the node are annotated karpenter.sh/do-not-disrupt=true", pods.len())
