@@ -2,6 +2,55 @@
 
 use super::*;
 
+/// Runs `args` live against a test API server and emulator serving `fixture`, expecting
+/// `code`. The servers are returned to keep them up for the runs that follow.
+async fn run_chain(
+    fixture: &str,
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+    code: i32,
+) -> (serde_json::Value, Emulator, TestServer) {
+    let (emulator, server) = serve(&read_json(&fixture_bundle(fixture))).await;
+    std::fs::write(kubeconfig, server.kubeconfig()).unwrap();
+    let kc = kubeconfig.display().to_string();
+    let env = live_env(&kc, &emulator.url);
+    let out = tokio::task::block_in_place(|| karpdoctor(args, &env));
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{fixture}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        emulator,
+        server,
+    )
+}
+
+/// What a live chain recorded (`args` with `--record`) replays to the same chains (`field`).
+fn replays_the_same(args: &[&str], record: &str, field: &str, live: &serde_json::Value) {
+    let mut argv = args.to_vec();
+    argv.extend(["--replay", record]);
+    let out = karpdoctor(&argv, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let replayed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replayed[field], live[field]);
+}
+
+/// Bad input and an object that does not exist: exit 2 with one line on stderr.
+fn refused(argvs: &[&[&str]], env: &[(&str, &str)]) {
+    for args in argvs {
+        let out = tokio::task::block_in_place(|| karpdoctor(args, env));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+}
+
 /// `karpdoctor pod`, live and replayed from what it recorded: the chain of a pod no NodePool
 /// can serve stops at the NodePools with KD8001 as its owner; a workload by selector gives a
 /// chain per pod; a pod nominated to a launching NodeClaim waits without an owner; bad input
@@ -12,39 +61,19 @@ async fn pod_chains_follow_a_pod_to_where_it_stops() {
     let dir = scratch("live-pod");
     let record = dir.join("pod.json");
     let record_arg = record.display().to_string();
-    let chain_of = |name: &str, args: &[&str]| {
-        let bundle = read_json(&fixture_bundle(name));
-        (
-            bundle,
-            args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-        )
-    };
-
-    let (bundle, args) = chain_of(
-        "pending-nodeselector-undeclared-label",
-        &[
-            "pod",
-            "shop/web-5d8f7c9b6d-2xkqp",
-            "-o",
-            "json",
-            "--record",
-            &record_arg,
-        ],
-    );
-    let (emulator, server) = serve(&bundle).await;
     let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
     let kc = kubeconfig.display().to_string();
+    let pod_args = ["pod", "shop/web-5d8f7c9b6d-2xkqp", "-o", "json"];
+    let mut args = pod_args.to_vec();
+    args.extend(["--record", &record_arg]);
+    let (live, emulator, _server) = run_chain(
+        "pending-nodeselector-undeclared-label",
+        &kubeconfig,
+        &args,
+        1,
+    )
+    .await;
     let env = live_env(&kc, &emulator.url);
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = tokio::task::block_in_place(|| karpdoctor(&argv, &env));
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(live["kind"], "PodChains");
     let chain = &live["pods"][0];
     assert_eq!(chain["workload"], "Deployment/shop/web");
@@ -71,57 +100,30 @@ async fn pod_chains_follow_a_pod_to_where_it_stops() {
     assert_eq!(chain["owner"]["code"], "KD8001");
     assert_eq!(chain["owner"]["status"], "fail");
     // What it recorded replays to the same chain.
-    let replayed = karpdoctor(
-        &[
-            "pod",
-            "shop/web-5d8f7c9b6d-2xkqp",
-            "-o",
-            "json",
-            "--replay",
-            &record_arg,
-        ],
-        &[],
-    );
-    assert_eq!(replayed.status.code(), Some(1));
-    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
-    assert_eq!(replayed["pods"], live["pods"]);
+    replays_the_same(&pod_args, &record_arg, "pods", &live);
     // A workload by selector: one chain per pod; text names the owner.
     let by_selector =
         tokio::task::block_in_place(|| karpdoctor(&["pod", "shop", "-l", "app=web"], &env));
     let text = String::from_utf8_lossy(&by_selector.stdout);
     assert_eq!(text.matches("stops here: KD8001").count(), 3, "{text}");
     // Bad input and a pod that does not exist: exit 2, one line.
-    for args in [
-        &["pod", "web-0"][..],
-        &["pod", "shop/nope"][..],
-        &["pod", "shop/web", "-l", "a=b"][..],
-    ] {
-        let out = tokio::task::block_in_place(|| karpdoctor(args, &env));
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr).lines().count(),
-            1,
-            "{args:?}"
-        );
-    }
+    refused(
+        &[
+            &["pod", "web-0"],
+            &["pod", "shop/nope"],
+            &["pod", "shop/web", "-l", "a=b"],
+        ],
+        &env,
+    );
 
     // Nominated to a NodeClaim launched a minute ago: the chain waits at registration.
-    let bundle = read_json(&fixture_bundle(
+    let (chain, _emulator, _server) = run_chain(
         "healthy-pending-nominated-to-launching-nodeclaim",
-    ));
-    let (emulator, server) = serve(&bundle).await;
-    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
-    let env = live_env(&kc, &emulator.url);
-    let out = tokio::task::block_in_place(|| {
-        karpdoctor(&["pod", "shop/web-5d8f7c9b6d-9qwer", "-o", "json"], &env)
-    });
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let chain: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        &kubeconfig,
+        &["pod", "shop/web-5d8f7c9b6d-9qwer", "-o", "json"],
+        0,
+    )
+    .await;
     let steps: Vec<(&str, &str)> = chain["pods"][0]["steps"]
         .as_array()
         .unwrap()
@@ -168,21 +170,13 @@ async fn node_chains_name_what_holds_a_node() {
             .collect()
     };
 
-    let bundle = read_json(&fixture_bundle("drift-frozen-by-zero-budget"));
-    let (emulator, server) = serve(&bundle).await;
-    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
-    let env = live_env(&kc, &emulator.url);
     let node = "ip-10-7-11-51.us-west-2.compute.internal";
-    let out = tokio::task::block_in_place(|| {
-        karpdoctor(&["node", node, "-o", "json", "--record", &record_arg], &env)
-    });
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let live: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let node_args = ["node", node, "-o", "json"];
+    let mut args = node_args.to_vec();
+    args.extend(["--record", &record_arg]);
+    let (live, emulator, _server) =
+        run_chain("drift-frozen-by-zero-budget", &kubeconfig, &args, 1).await;
+    let env = live_env(&kc, &emulator.url);
     assert_eq!(live["kind"], "NodeChains");
     let chain = &live["nodes"][0];
     assert_eq!(chain["nodeClaim"], "default-dr00");
@@ -215,20 +209,7 @@ async fn node_chains_name_what_holds_a_node() {
     );
     assert_eq!(chain["owner"]["code"], "KD4101");
     assert_eq!(chain["owner"]["status"], "fail");
-    let replayed = karpdoctor(
-        &[
-            "node",
-            "default-dr00",
-            "-o",
-            "json",
-            "--replay",
-            &record_arg,
-        ],
-        &[],
-    );
-    assert_eq!(replayed.status.code(), Some(1));
-    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
-    assert_eq!(replayed["nodes"], live["nodes"]);
+    replays_the_same(&node_args, &record_arg, "nodes", &live);
     // Text names the owner; bad input and a node Karpenter does not manage: exit 2, one line.
     let text = tokio::task::block_in_place(|| karpdoctor(&["node", node], &env));
     let text = String::from_utf8_lossy(&text.stdout);
@@ -236,42 +217,24 @@ async fn node_chains_name_what_holds_a_node() {
         text.contains("stops here: KD4101 disruption-blocked"),
         "{text}"
     );
-    for args in [
-        &["node", "ip-10-0-0-1.ec2.internal"][..],
-        &["node", "a/b"][..],
-    ] {
-        let out = tokio::task::block_in_place(|| karpdoctor(args, &env));
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr).lines().count(),
-            1,
-            "{args:?}"
-        );
-    }
+    refused(
+        &[&["node", "ip-10-0-0-1.ec2.internal"], &["node", "a/b"]],
+        &env,
+    );
 
     // A node deleting for three hours behind a do-not-disrupt pod: the deletion's step.
-    let bundle = read_json(&fixture_bundle("expired-node-held-by-do-not-disrupt-pod"));
-    let (emulator, server) = serve(&bundle).await;
-    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
-    let env = live_env(&kc, &emulator.url);
-    let out = tokio::task::block_in_place(|| {
-        karpdoctor(
-            &[
-                "node",
-                "ip-10-7-40-17.us-west-2.compute.internal",
-                "-o",
-                "json",
-            ],
-            &env,
-        )
-    });
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let chain: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (chain, _emulator, _server) = run_chain(
+        "expired-node-held-by-do-not-disrupt-pod",
+        &kubeconfig,
+        &[
+            "node",
+            "ip-10-7-40-17.us-west-2.compute.internal",
+            "-o",
+            "json",
+        ],
+        1,
+    )
+    .await;
     let chain = &chain["nodes"][0];
     let steps = steps_of(chain);
     assert_eq!(
