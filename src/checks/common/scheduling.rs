@@ -12,7 +12,7 @@ use k8s_openapi::api::storage::v1::StorageClass;
 
 use crate::check::prelude::*;
 use crate::checks::common::codes;
-use crate::checks::common::nodeclaim::pool_of;
+use crate::checks::common::nodeclaim::{pool_class, pool_of};
 use crate::checks::common::nodeclass::{ami_arches, subnet_zones};
 use crate::facts::{InstanceType, InstanceTypeOffering};
 use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool, PendingPod};
@@ -600,7 +600,7 @@ fn build_pool<'a>(
         .as_ref()
         .and_then(|r| r.name.clone())
         .unwrap_or_default();
-    let class = classes.iter().find(|c| c.name() == class_name);
+    let class = pool_class(np, classes);
     let mut requirements = Requirements::default();
     let mut not_ready = None;
     match Requirements::from_list(&template.spec.requirements) {
