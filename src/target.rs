@@ -45,7 +45,17 @@ pub struct Target {
     pub kubernetes_version: Option<String>,
     /// The ARN karpdoctor's own AWS credentials resolve to.
     pub aws_identity: Option<String>,
+    /// EKS Auto Mode runs compute in the cluster (`eks:DescribeCluster` `computeConfig`):
+    /// [`AUTO_MODE_ONLY`] without a self-managed Karpenter controller, [`AUTO_MODE_MIXED`]
+    /// beside one. Absent when Auto Mode's compute is off or the cluster could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_mode: Option<String>,
 }
+
+/// `target.autoMode` when EKS Auto Mode is the cluster's only Karpenter.
+pub const AUTO_MODE_ONLY: &str = "only";
+/// `target.autoMode` when EKS Auto Mode runs beside a self-managed Karpenter controller.
+pub const AUTO_MODE_MIXED: &str = "mixed";
 
 /// Cluster name and region encoded in a kube context's cluster entry, if it has a known form.
 pub fn cluster_from_context(context_cluster: &str) -> Option<(String, Option<String>)> {

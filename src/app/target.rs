@@ -12,7 +12,7 @@ use crate::engine::{self};
 use crate::error::Error;
 use crate::facts::{ApiService, FactError, FactKind};
 use crate::model::ControllerDeployment;
-use crate::target::{Hints, Target};
+use crate::target::{AUTO_MODE_MIXED, AUTO_MODE_ONLY, Hints, Target};
 /// Asks the API server, with one SelfSubjectAccessReview per Kubernetes operation the selected
 /// checks need, what karpdoctor's own identity may not do. A review that cannot be answered
 /// (an older bundle, an API server without the API) denies nothing: the checks then find out
@@ -218,6 +218,7 @@ pub(super) async fn resolve_target(
             }
         }),
         aws_identity: None,
+        auto_mode: None,
     };
 
     // Recorded runs have what they have; live runs without a region cannot ask AWS at all.
@@ -262,7 +263,18 @@ pub(super) async fn resolve_target(
                     region: region.clone(),
                 });
             }
-            Ok(_) => {}
+            Ok(found) => {
+                // Auto Mode's compute, alone or beside a self-managed controller
+                // (docs/automode.md §1.3).
+                target.auto_mode = found.as_ref().as_ref().filter(|c| c.auto_mode()).map(|_| {
+                    if controller.is_some() {
+                        AUTO_MODE_MIXED
+                    } else {
+                        AUTO_MODE_ONLY
+                    }
+                    .to_string()
+                });
+            }
             Err(e) => notes.push(format!("EKS cluster {cluster}: {e}")),
         }
     }

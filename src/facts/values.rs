@@ -39,6 +39,35 @@ pub struct EksCluster {
     pub service_ipv4_cidr: Option<String>,
     /// `kubernetesNetworkConfig.ipFamily`: `ipv4` or `ipv6`.
     pub ip_family: Option<String>,
+    /// `computeConfig`: EKS Auto Mode's compute (docs/automode.md §1.1); `None` when the
+    /// response has none (a cluster that never enabled it, or a bundle recorded before it was
+    /// kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_config: Option<ComputeConfig>,
+    /// `storageConfig.blockStorage.enabled`: Auto Mode's block storage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_storage: Option<bool>,
+    /// `kubernetesNetworkConfig.elasticLoadBalancing.enabled`: Auto Mode's load balancing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elastic_load_balancing: Option<bool>,
+}
+
+/// `computeConfig` of `eks:DescribeCluster`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ComputeConfig {
+    pub enabled: bool,
+    /// The built-in NodePools EKS runs: `general-purpose`, `system`.
+    pub node_pools: Vec<String>,
+    /// The node role of the built-in pools (and of the `default` NodeClass).
+    pub node_role_arn: Option<String>,
+}
+
+impl EksCluster {
+    /// Auto Mode runs the cluster's compute.
+    pub fn auto_mode(&self) -> bool {
+        self.compute_config.as_ref().is_some_and(|c| c.enabled)
+    }
 }
 
 /// The parts of `iam:GetRole` karpdoctor reads.

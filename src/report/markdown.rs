@@ -31,6 +31,16 @@ pub fn render(report: &Report) -> String {
         ("region", t.region.clone()),
         ("account", t.account.clone()),
         ("Karpenter", t.karpenter_version.clone()),
+        (
+            "EKS Auto Mode",
+            t.auto_mode.as_deref().map(|m| {
+                if m == crate::target::AUTO_MODE_MIXED {
+                    "on, beside a self-managed Karpenter".to_string()
+                } else {
+                    "on, with no self-managed Karpenter".to_string()
+                }
+            }),
+        ),
         ("Karpenter namespace", t.karpenter_namespace.clone()),
         ("Kubernetes", t.kubernetes_version.clone()),
         ("kube context", t.kube_context.clone()),
@@ -39,7 +49,11 @@ pub fn render(report: &Report) -> String {
             Some(format!("{} ({})", report.run_id, report.started_at)),
         ),
     ];
-    for (name, value) in rows {
+    // The Auto Mode row only where it is on: absent, it is off or could not be read.
+    for (name, value) in rows
+        .into_iter()
+        .filter(|(name, value)| *name != "EKS Auto Mode" || value.is_some())
+    {
         let _ = writeln!(
             out,
             "| {name} | {} |",

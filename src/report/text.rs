@@ -11,6 +11,7 @@ use super::{CheckReport, Report, worst};
 use crate::engine::Status;
 use crate::finding::{Category, HistoryState, Severity};
 use crate::sanitize::{for_terminal, one_line};
+use crate::target::{AUTO_MODE_MIXED, AUTO_MODE_ONLY};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TextOptions {
@@ -221,7 +222,13 @@ fn header(out: &mut String, report: &Report, paint: &Paint) {
         (None, Some(ns)) => second.push(format!("Karpenter in {}", one_line(ns))),
         // Only `pre-install` knows a version without a controller: the one to be installed.
         (Some(v), None) => second.push(format!("before installing Karpenter {}", one_line(v))),
+        _ if t.auto_mode.as_deref() == Some(AUTO_MODE_ONLY) => {}
         _ => second.push("Karpenter controller not found".to_string()),
+    }
+    match t.auto_mode.as_deref() {
+        Some(AUTO_MODE_ONLY) => second.insert(0, "EKS Auto Mode".to_string()),
+        Some(AUTO_MODE_MIXED) => second.push("beside EKS Auto Mode".to_string()),
+        _ => {}
     }
     if let Some(k) = &t.kubernetes_version {
         second.push(format!("Kubernetes {}", one_line(k)));
@@ -417,4 +424,43 @@ fn verdict(report: &Report, paint: &Paint) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Target;
+
+    fn second_line(target: Target) -> String {
+        let report = Report::new("live", target, &[], jiff::Timestamp::UNIX_EPOCH);
+        let text = render(
+            &report,
+            TextOptions {
+                color: false,
+                verbose: false,
+                quiet: false,
+            },
+        );
+        text.lines().nth(1).unwrap_or_default().to_string()
+    }
+
+    /// EKS Auto Mode alone has no controller to miss; beside one, both are named.
+    #[test]
+    fn the_header_names_eks_auto_mode() {
+        let only = second_line(Target {
+            auto_mode: Some(AUTO_MODE_ONLY.to_string()),
+            kubernetes_version: Some("v1.33.5".to_string()),
+            ..Target::default()
+        });
+        assert_eq!(only, "EKS Auto Mode · Kubernetes v1.33.5");
+        let mixed = second_line(Target {
+            auto_mode: Some(AUTO_MODE_MIXED.to_string()),
+            karpenter_version: Some("1.8.1".to_string()),
+            karpenter_namespace: Some("karpenter".to_string()),
+            ..Target::default()
+        });
+        assert_eq!(mixed, "Karpenter 1.8.1 in karpenter · beside EKS Auto Mode");
+        let none = second_line(Target::default());
+        assert_eq!(none, "Karpenter controller not found");
+    }
 }

@@ -644,13 +644,61 @@ def backend_update_cluster_config(self, name, resources_vpc_config=None, *args, 
     return _original_backend_update_cluster_config(self, name, resources_vpc_config, *args, **kwargs)
 
 
+AUTO_MODE_NODE_POOLS = {"general-purpose", "system"}
+
+
+def _auto_mode_request(self):
+    """EKS Auto Mode's three capabilities as CreateCluster asks for them (docs/automode.md §1.1),
+    validated before anything is made: they are enabled or disabled together, built-in pools are
+    `general-purpose` or `system` and need a node role, and access entries cannot be off (the EKS
+    user guide's rules; the messages are karpmoto's own). `None` when the request has none."""
+    compute = self._get_param("computeConfig")
+    storage = self._get_param("storageConfig")
+    elb = (self._get_param("kubernetesNetworkConfig") or {}).get("elasticLoadBalancing")
+    if compute is None and storage is None and elb is None:
+        return None
+    compute = compute or {}
+    flags = [
+        bool(compute.get("enabled")),
+        bool(((storage or {}).get("blockStorage") or {}).get("enabled")),
+        bool((elb or {}).get("enabled")),
+    ]
+    if any(flags) and not all(flags):
+        raise InvalidParameterException(
+            message="computeConfig.enabled, storageConfig.blockStorage.enabled and "
+            "kubernetesNetworkConfig.elasticLoadBalancing.enabled must all be true or all be false"
+        )
+    pools = compute.get("nodePools") or []
+    unknown = [p for p in pools if p not in AUTO_MODE_NODE_POOLS]
+    if unknown:
+        raise InvalidParameterException(message=f"unsupported node pools {unknown}: use general-purpose or system")
+    if pools and not compute.get("nodeRoleArn"):
+        raise InvalidParameterException(message="computeConfig.nodeRoleArn is required when nodePools are set")
+    mode = (self._get_param("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP")
+    if flags[0] and mode == "CONFIG_MAP":
+        raise InvalidParameterException(message="EKS Auto Mode needs access entries: authenticationMode API or API_AND_CONFIG_MAP")
+    response = {"enabled": flags[0], "nodePools": pools}
+    if compute.get("nodeRoleArn"):
+        response["nodeRoleArn"] = compute["nodeRoleArn"]
+    return response, flags[1], flags[2]
+
+
 def create_cluster(self):
+    auto_mode = _auto_mode_request(self)
     result = _original_create_cluster(self)
     cluster = result.result["cluster"]
     requested = self._get_param("accessConfig") or {}
     cluster.access_config.update(
         {k: requested[k] for k in ("authenticationMode", "bootstrapClusterCreatorAdminPermissions") if k in requested}
     )
+    if auto_mode is not None:
+        compute, block, elb = auto_mode
+        cluster.compute_config = compute
+        cluster.storage_config = {"blockStorage": {"enabled": block}}
+        cluster.kubernetes_network_config = {
+            **(cluster.kubernetes_network_config or {}),
+            "elasticLoadBalancing": {"enabled": elb},
+        }
     _resolve_vpc_config(self.eks_backend, cluster)
     return result
 

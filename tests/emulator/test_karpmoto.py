@@ -463,6 +463,39 @@ def test_eks_access_config_round_trip(aws):
     assert_error(err, "InvalidParameterException", 400)
 
 
+def test_eks_auto_mode_round_trip_and_its_rules(aws, account):
+    eks = aws("eks")
+    # A cluster that never enabled Auto Mode has no computeConfig.
+    make_cluster(eks, "classic")
+    assert "computeConfig" not in eks.describe_cluster(name="classic")["cluster"]
+    role = f"arn:aws:iam::{account}:role/AmazonEKSAutoNodeRole"
+    auto = dict(
+        accessConfig={"authenticationMode": "API"},
+        computeConfig={"enabled": True, "nodePools": ["general-purpose", "system"], "nodeRoleArn": role},
+        storageConfig={"blockStorage": {"enabled": True}},
+        kubernetesNetworkConfig={"elasticLoadBalancing": {"enabled": True}},
+    )
+    make_cluster(eks, "auto", **auto)
+    cluster = eks.describe_cluster(name="auto")["cluster"]
+    assert cluster["computeConfig"] == {"enabled": True, "nodePools": ["general-purpose", "system"], "nodeRoleArn": role}
+    assert cluster["storageConfig"] == {"blockStorage": {"enabled": True}}
+    assert cluster["kubernetesNetworkConfig"]["elasticLoadBalancing"] == {"enabled": True}
+    assert cluster["kubernetesNetworkConfig"]["serviceIpv4Cidr"] == "172.20.0.0/16"
+    # The three capabilities go together; built-in pools need a node role; access entries stay on.
+    refused = [
+        dict(auto, storageConfig={"blockStorage": {"enabled": False}}),
+        dict(auto, computeConfig={"enabled": True, "nodePools": ["system"]}),
+        dict(auto, computeConfig={"enabled": True, "nodePools": ["gpu"], "nodeRoleArn": role}),
+        dict(auto, accessConfig={"authenticationMode": "CONFIG_MAP"}),
+    ]
+    for i, request in enumerate(refused):
+        with pytest.raises(ClientError) as err:
+            make_cluster(eks, f"refused-{i}", **request)
+        assert_error(err, "InvalidParameterException", 400)
+        with pytest.raises(ClientError):
+            eks.describe_cluster(name=f"refused-{i}")
+
+
 def test_eks_access_entries(aws, account):
     eks = aws("eks")
     make_cluster(eks, accessConfig={"authenticationMode": "API"})

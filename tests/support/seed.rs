@@ -94,7 +94,38 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
                     .as_str()
                     .map(aws_sdk_eks::types::IpFamily::from),
             )
+            .set_elastic_load_balancing(v["elasticLoadBalancing"].as_bool().map(|on| {
+                aws_sdk_eks::types::ElasticLoadBalancing::builder()
+                    .enabled(on)
+                    .build()
+            }))
             .build();
+        // EKS Auto Mode, as the recording's DescribeCluster showed it.
+        if let Some(cc) = v["computeConfig"].as_object() {
+            let pools = cc["nodePools"].as_array().map(|a| {
+                a.iter()
+                    .filter_map(|p| p.as_str().map(str::to_string))
+                    .collect()
+            });
+            create = create.compute_config(
+                aws_sdk_eks::types::ComputeConfigRequest::builder()
+                    .set_enabled(cc["enabled"].as_bool())
+                    .set_node_pools(pools)
+                    .set_node_role_arn(cc["nodeRoleArn"].as_str().map(str::to_string))
+                    .build(),
+            );
+        }
+        if let Some(on) = v["blockStorage"].as_bool() {
+            create = create.storage_config(
+                aws_sdk_eks::types::StorageConfigRequest::builder()
+                    .block_storage(
+                        aws_sdk_eks::types::BlockStorage::builder()
+                            .enabled(on)
+                            .build(),
+                    )
+                    .build(),
+            );
+        }
         create
             .name(v["name"].as_str().unwrap())
             .set_version(v["version"].as_str().map(str::to_string))

@@ -38,6 +38,13 @@ pub(super) async fn cluster(eks: &Client, name: &str) -> Result<Value, FactError
         "subnetIds": c.resources_vpc_config().map(|v| v.subnet_ids()).unwrap_or_default(),
         "serviceIpv4Cidr": c.kubernetes_network_config().and_then(|n| n.service_ipv4_cidr()),
         "ipFamily": c.kubernetes_network_config().and_then(|n| n.ip_family()).map(|f| f.as_str().to_string()),
+        "computeConfig": c.compute_config().map(|cc| json!({
+            "enabled": cc.enabled().unwrap_or(false),
+            "nodePools": cc.node_pools(),
+            "nodeRoleArn": cc.node_role_arn(),
+        })),
+        "blockStorage": c.storage_config().and_then(|s| s.block_storage()).and_then(|b| b.enabled()),
+        "elasticLoadBalancing": c.kubernetes_network_config().and_then(|n| n.elastic_load_balancing()).and_then(|e| e.enabled()),
     }))
 }
 
