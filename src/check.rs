@@ -74,6 +74,10 @@ pub struct CheckInfo {
     /// Of `needs`, the kinds it reads only as evidence (`Facts::enrich`): a verdict never
     /// rests on them, so the permission self-check does not make the check unknown for them.
     pub evidence: &'static [FactKind],
+    /// It judges a self-managed install (its controller, IAM, EC2NodeClasses, node roles,
+    /// interruption queue): skipped where EKS Auto Mode is the only Karpenter
+    /// (docs/automode.md §9).
+    pub self_managed: bool,
     /// `checks/<CODE>.md`, embedded at build time.
     pub doc: &'static str,
     /// Source location of the declaration.
@@ -104,6 +108,7 @@ macro_rules! declare_check {
             severity: $severity:ident,
             needs: [$($need:ident),* $(,)?],
             $(evidence: [$($evidence:ident),* $(,)?],)?
+            $(self_managed: $self_managed:literal,)?
             run: $run:path $(,)?
         }
     ) => {
@@ -116,6 +121,7 @@ macro_rules! declare_check {
             severity: $crate::check::Severity::$severity,
             needs: &[$($crate::facts::FactKind::$need),*],
             evidence: &[$($($crate::facts::FactKind::$evidence),*)?],
+            self_managed: false $(|| $self_managed)?,
             doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/checks/", $code, ".md")),
             location: concat!(file!(), ":", line!()),
             run: |cx| Box::pin($run(cx)),

@@ -175,6 +175,19 @@ fn humanize(d: Duration) -> String {
     }
 }
 
+/// The outcome of a check that does not apply to this cluster, with why.
+pub fn not_applicable(info: &'static CheckInfo, why: &str) -> Outcome {
+    Outcome {
+        info,
+        status: Status::Skip,
+        reason: Some(format!("not applicable: {why}")),
+        missing_permission: None,
+        findings: Vec::new(),
+        notes: Vec::new(),
+        duration: Duration::ZERO,
+    }
+}
+
 /// Maps what a check returned to its outcome.
 pub fn judge(
     info: &'static CheckInfo,

@@ -23,7 +23,7 @@ use crate::finding::Category;
 use crate::guard::ApiLog;
 use crate::history_store::HistoryStore;
 use crate::report::{CheckTime, CriticalPathStat, FactStat, Report, Stats};
-use crate::target::{Hints, Target};
+use crate::target::{AUTO_MODE_ONLY, Hints, Target};
 
 /// Builds the context for `source`, resolves the target and runs `checks`.
 pub async fn execute(
@@ -60,15 +60,29 @@ pub async fn execute(
     let (target, notes, denied) =
         resolve(&ctx, opened.live.as_deref(), checks, args, deadline).await?;
     ctx.set_target(target.clone());
-    let outcomes = run_with_progress(
+    // Where EKS Auto Mode is the only Karpenter, the checks of a self-managed install have
+    // nothing to judge (docs/automode.md §9).
+    let alone = target.auto_mode.as_deref() == Some(AUTO_MODE_ONLY);
+    let (skipped, checks): (Vec<&'static CheckInfo>, Vec<&'static CheckInfo>) = checks
+        .iter()
+        .copied()
+        .partition(|c| alone && c.self_managed);
+    let mut outcomes = run_with_progress(
         &ctx,
-        checks,
+        &checks,
         args,
         deadline,
         denied,
         !target_args.no_progress,
     )
     .await;
+    outcomes.extend(skipped.into_iter().map(|info| {
+        engine::not_applicable(
+            info,
+            "EKS Auto Mode runs Karpenter on this cluster, and there is no self-managed controller",
+        )
+    }));
+    outcomes.sort_by_key(|o| o.info.code);
 
     let mut report = Report::new(opened.mode, target, &outcomes, started);
     report.errors = notes;

@@ -90,8 +90,14 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
             continue;
         }
         let _ = writeln!(out, "\n{}", paint.bold(category.title()));
-        for check in checks {
-            check_line(&mut out, check, &paint, opts);
+        for (i, check) in checks.iter().enumerate() {
+            // Skipped checks in a row for one reason (EKS Auto Mode's, a missing API) share
+            // one reason line, after the last of them.
+            let shared = check.status == Status::Skip
+                && checks
+                    .get(i + 1)
+                    .is_some_and(|next| next.status == Status::Skip && next.reason == check.reason);
+            check_line(&mut out, check, &paint, opts, !shared);
         }
     }
 
@@ -246,7 +252,13 @@ fn show(v: Option<&str>) -> String {
     v.map(one_line).unwrap_or_else(|| "(unknown)".to_string())
 }
 
-fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOptions) {
+fn check_line(
+    out: &mut String,
+    check: &CheckReport,
+    paint: &Paint,
+    opts: TextOptions,
+    with_reason: bool,
+) {
     let timing = if opts.verbose {
         paint.dim(&format!("  [{} ms]", check.duration_ms))
     } else {
@@ -261,7 +273,7 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
         timing
     );
     match check.status {
-        Status::Unknown | Status::Skip => {
+        Status::Unknown | Status::Skip if with_reason => {
             if let Some(reason) = &check.reason {
                 let _ = writeln!(out, "      {}", paint.dim(&one_line(reason)));
             }
@@ -316,7 +328,7 @@ fn check_line(out: &mut String, check: &CheckReport, paint: &Paint, opts: TextOp
                 paint.dim(&format!("→ karpdoctor explain {}", check.code))
             );
         }
-        Status::Pass => {}
+        Status::Pass | Status::Unknown | Status::Skip => {}
     }
     if opts.verbose {
         for note in &check.notes {

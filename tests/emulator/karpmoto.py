@@ -1667,12 +1667,12 @@ def _catalogue_route(call):
             length = int(environ.get("CONTENT_LENGTH") or 0)
             names = json.loads(environ["wsgi.input"].read(length) or b"null") if length else None
             _catalogue["types"] = frozenset(names) if names is not None else None
-            _static_answers.clear()
+            _forget_static_answers()
             start_response("200 OK", [("Content-Type", "application/json")])
             return [b"{}"]
         if path == "/moto-api/reset":
             _catalogue["types"] = None
-            _static_answers.clear()
+            _forget_static_answers()
         return call(self, environ, start_response)
 
     return wrapped
@@ -1740,6 +1740,16 @@ def describe_instance_type_offerings(self):
 # the emulator, and the latency benchmark would measure moto rather than round trips.
 _STATIC_EC2_ACTIONS = {"DescribeInstanceTypes", "DescribeInstanceTypeOfferings"}
 _static_answers = {}
+# Bumped whenever the kept answers are dropped (a reset, a new catalogue). An answer computed
+# across a bump, by a request that was in flight then (a client that exited mid-paging), is of
+# the old world and is not kept: keeping it served the next world a first page of the old
+# catalogue, whose NextToken the new one refused.
+_static_generation = [0]
+
+
+def _forget_static_answers():
+    _static_generation[0] += 1
+    _static_answers.clear()
 
 
 def ec2_call_action(self):
@@ -1754,8 +1764,9 @@ def ec2_call_action(self):
     key = (self.current_account, self.region, params)
     answer = _static_answers.get(key)
     if answer is None:
+        generation = _static_generation[0]
         answer = BaseResponse.call_action(self)
-        if answer[0] == 200:
+        if answer[0] == 200 and generation == _static_generation[0]:
             _static_answers[key] = answer
     status, headers, body = answer
     return status, dict(headers), body

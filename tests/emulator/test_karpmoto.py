@@ -2334,3 +2334,34 @@ def test_routes_to_targets_that_are_gone_are_blackholes(aws):
         "172.16.0.0/12": "blackhole",
         "198.51.100.0/24": "blackhole",
     }
+
+
+def test_an_instance_type_answer_computed_across_a_reset_is_not_kept(monkeypatch):
+    """A request in flight while the world is reset (a client that exited mid-paging, then the
+    next fixture's reset) must not leave its answer for the new world: a kept first page of the
+    old catalogue made the next page's NextToken invalid."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("karpmoto_inproc", os.path.join(os.path.dirname(__file__), "karpmoto.py"))
+    karpmoto = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(karpmoto)
+
+    class Request:
+        querystring = {"Action": ["DescribeInstanceTypes"]}
+        current_account = "123456789012"
+        region = "us-west-2"
+
+        def _get_action(self):
+            return "DescribeInstanceTypes"
+
+    def answer_across_a_reset(self):
+        karpmoto._forget_static_answers()  # the reset lands while this request is computed
+        return 200, {}, "old world"
+
+    monkeypatch.setattr(karpmoto.BaseResponse, "call_action", answer_across_a_reset)
+    assert karpmoto.ec2_call_action(Request())[2] == "old world"
+    assert karpmoto._static_answers == {}
+
+    monkeypatch.setattr(karpmoto.BaseResponse, "call_action", lambda self: (200, {}, "new world"))
+    assert karpmoto.ec2_call_action(Request())[2] == "new world"
+    assert len(karpmoto._static_answers) == 1

@@ -171,10 +171,18 @@ async fn live_lane(fixtures: Vec<(String, String)>, dir: &std::path::Path) -> BT
         let (live_json, replay_json, rereplay_json) =
             (parse(&live), parse(&replay), parse(&rereplay));
         assert_eq!(live_json["mode"], "live");
+        // On a disagreement, the live run's reasons for the checks that could not conclude.
+        let reasons: Vec<String> = live_json["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["status"] == "unknown")
+            .map(|c| format!("{}: {}", c["code"], c["reason"]))
+            .collect();
         assert_eq!(
             verdicts(&live_json),
             verdicts(&replay_json),
-            "{name}: live and replay disagree"
+            "{name}: live and replay disagree; live unknowns: {reasons:?}"
         );
         assert_eq!(
             live.status.code(),

@@ -12,6 +12,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods],
+        self_managed: true,
         run: credentials_missing,
     }
 }

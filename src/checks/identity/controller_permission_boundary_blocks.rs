@@ -17,6 +17,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        self_managed: true,
         run: controller_permission_boundary_blocks,
     }
 }

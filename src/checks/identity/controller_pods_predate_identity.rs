@@ -13,6 +13,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods],
+        self_managed: true,
         run: pods_predate_identity,
     }
 }

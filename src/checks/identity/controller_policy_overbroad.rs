@@ -16,6 +16,7 @@ declare_check! {
         category: Identity,
         severity: Warning,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
+        self_managed: true,
         run: controller_policy_overbroad,
     }
 }

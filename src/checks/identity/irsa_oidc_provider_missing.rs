@@ -14,6 +14,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, EksCluster, OidcProviders],
+        self_managed: true,
         run: oidc_provider_missing,
     }
 }

@@ -13,6 +13,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole],
+        self_managed: true,
         run: irsa_role_invalid,
     }
 }

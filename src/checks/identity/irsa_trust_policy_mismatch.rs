@@ -17,6 +17,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, EksCluster, IamRole],
+        self_managed: true,
         run: trust_mismatch,
     }
 }

@@ -19,6 +19,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, Node, EksCluster, EksNodegroup, Ec2NodeClasses, IamRole, Simulation],
+        self_managed: true,
         run: pod_identity_blocked_by_scp,
     }
 }

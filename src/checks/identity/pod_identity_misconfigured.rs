@@ -22,6 +22,7 @@ declare_check! {
         category: Identity,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, Node, EksAddon, IamRole],
+        self_managed: true,
         run: pod_identity_misconfigured,
     }
 }

@@ -13,6 +13,7 @@ declare_check! {
         category: Info,
         severity: Info,
         needs: [ControllerDeployments, Pods, PodLogs],
+        self_managed: true,
         run: pricing_access_denied_benign,
     }
 }

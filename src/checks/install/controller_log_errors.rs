@@ -13,6 +13,7 @@ declare_check! {
         category: Install,
         severity: Warning,
         needs: [ControllerDeployments, Pods, PodLogs],
+        self_managed: true,
         run: controller_log_errors,
     }
 }

@@ -19,6 +19,7 @@ declare_check! {
         needs: [ControllerDeployments, Pods, PodLogs],
         // The previous container's log explains a crash loop; the loop is reported without it.
         evidence: [PodLogs],
+        self_managed: true,
         run: controller_not_running,
     }
 }

@@ -13,6 +13,7 @@ declare_check! {
         category: Install,
         severity: Warning,
         needs: [ControllerDeployments, Pods, Node],
+        self_managed: true,
         run: controller_on_karpenter_nodes,
     }
 }

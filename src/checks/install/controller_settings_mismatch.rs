@@ -15,6 +15,7 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [ControllerDeployments, Pods, EksCluster],
+        self_managed: true,
         run: controller_settings_mismatch,
     }
 }

@@ -21,6 +21,7 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [ControllerDeployments, Pods, EksCluster, EksFargateProfiles],
+        self_managed: true,
         run: controller_unschedulable,
     }
 }

@@ -17,6 +17,7 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [Crd, Service, ControllerDeployments],
+        self_managed: true,
         run: crd_stored_versions_stale,
     }
 }

@@ -18,6 +18,7 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [Crd, ControllerDeployments],
+        self_managed: true,
         run: crds_missing_or_outdated,
     }
 }

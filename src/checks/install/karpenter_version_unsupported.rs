@@ -14,6 +14,7 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [ControllerDeployments, Pods, KubeVersion],
+        self_managed: true,
         run: karpenter_version_unsupported,
     }
 }

@@ -16,6 +16,7 @@ declare_check! {
         category: Install,
         severity: Error,
         needs: [WebhookConfigurations, Service, ControllerDeployments, Pods],
+        self_managed: true,
         run: stale_webhook_configurations,
     }
 }

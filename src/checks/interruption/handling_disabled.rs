@@ -15,6 +15,7 @@ declare_check! {
         category: Interruption,
         severity: Warning,
         needs: [ControllerDeployments, Pods, NodePools, CallerIdentity, IamRole, Simulation],
+        self_managed: true,
         run: handling_disabled,
     }
 }

@@ -20,6 +20,7 @@ declare_check! {
         category: Interruption,
         severity: Error,
         needs: [ControllerDeployments, Pods, EksCluster, SqsQueue, SqsQueues, IamRole, ServiceAccount, PodIdentityAssociations, Simulation],
+        self_managed: true,
         run: queue_missing,
     }
 }

@@ -17,6 +17,7 @@ declare_check! {
         category: Interruption,
         severity: Error,
         needs: [ControllerDeployments, Pods, SqsQueue, EventRules, KmsKey],
+        self_managed: true,
         run: rules_missing,
     }
 }

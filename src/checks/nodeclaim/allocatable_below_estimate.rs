@@ -23,6 +23,7 @@ declare_check! {
         category: Nodeclaim,
         severity: Warning,
         needs: [NodeClaims, Nodes, Ec2NodeClasses],
+        self_managed: true,
         run: allocatable_below_estimate,
     }
 }

@@ -31,6 +31,7 @@ declare_check! {
         category: Nodeclaim,
         severity: Error,
         needs: [NodeClaims, Node, DaemonSets, NodePods, Ec2InstanceTypes, NodePools, Ec2NodeClasses],
+        self_managed: true,
         run: extended_resource_missing,
     }
 }

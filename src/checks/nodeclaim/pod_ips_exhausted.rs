@@ -27,6 +27,7 @@ declare_check! {
         category: Nodeclaim,
         severity: Error,
         needs: [NodeClaims, DaemonSets, Nodes, EventsByReason, NodePods, Ec2InstanceTypes, Ec2NodeClasses, Ec2Subnets],
+        self_managed: true,
         run: pod_ips_exhausted,
     }
 }

@@ -22,6 +22,7 @@ declare_check! {
         category: Nodeclaim,
         severity: Error,
         needs: [NodeClaims, Node, DaemonSets, NodePods, NodePools],
+        self_managed: true,
         run: startup_taint_stuck,
     }
 }

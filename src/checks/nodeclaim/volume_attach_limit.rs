@@ -18,6 +18,7 @@ declare_check! {
         category: Nodeclaim,
         severity: Warning,
         needs: [NodeClaims, NodePools, CsiNodes, VolumeAttachments],
+        self_managed: true,
         run: volume_attach_limit,
     }
 }

@@ -16,6 +16,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses, NodePools, EksCluster, SsmParameters, Ec2Images, ControllerDeployments],
+        self_managed: true,
         run: ami_mismatch,
     }
 }

@@ -18,6 +18,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses, NodePools, EksCluster, SsmParameters, Ec2Images, ControllerDeployments],
+        self_managed: true,
         run: ami_unresolvable,
     }
 }

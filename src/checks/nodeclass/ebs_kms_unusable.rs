@@ -27,6 +27,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses, NodePools, EksCluster, ControllerDeployments, EbsDefaults, KmsKey, KmsGrants, Ec2Images, Ec2Snapshots, ServiceAccount, PodIdentityAssociations, Pods, IamRole, Simulation],
+        self_managed: true,
         run: ebs_kms_unusable,
     }
 }

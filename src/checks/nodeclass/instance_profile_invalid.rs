@@ -13,6 +13,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses, IamInstanceProfile],
+        self_managed: true,
         run: instance_profile_invalid,
     }
 }

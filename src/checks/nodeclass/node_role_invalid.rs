@@ -20,6 +20,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, IamAttachedRolePolicies, ServiceAccount, PodIdentityAssociations, ControllerDeployments, Pods, Simulation],
+        self_managed: true,
         run: node_role_invalid,
     }
 }

@@ -21,6 +21,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses],
+        self_managed: true,
         run: not_ready,
     }
 }

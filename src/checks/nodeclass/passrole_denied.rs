@@ -21,6 +21,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        self_managed: true,
         run: passrole_denied,
     }
 }

@@ -15,6 +15,7 @@ declare_check! {
         category: Nodeclass,
         severity: Error,
         needs: [Ec2NodeClasses, Ec2SecurityGroups, EksCluster, ControllerDeployments],
+        self_managed: true,
         run: security_groups_unresolved,
     }
 }

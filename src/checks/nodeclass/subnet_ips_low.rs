@@ -17,6 +17,7 @@ declare_check! {
         category: Nodeclass,
         severity: Warning,
         needs: [Ec2NodeClasses, Ec2Subnets, EksCluster, ControllerDeployments],
+        self_managed: true,
         run: subnet_ips_low,
     }
 }

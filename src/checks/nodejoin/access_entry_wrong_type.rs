@@ -17,6 +17,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, EksAccessEntries, ControllerDeployments],
+        self_managed: true,
         run: access_entry_wrong_type,
     }
 }

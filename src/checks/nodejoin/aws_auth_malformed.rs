@@ -16,6 +16,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, AwsAuth, EksAccessEntries, ControllerDeployments],
+        self_managed: true,
         run: aws_auth_malformed,
     }
 }

@@ -23,6 +23,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2Subnets, Ec2SecurityGroups, Ec2RouteTables, Ec2NatGateways, Ec2InternetGateways, Ec2VpcEndpoints, ServiceAccount, PodIdentityAssociations],
+        self_managed: true,
         run: node_aws_endpoints_unreachable,
     }
 }

@@ -20,6 +20,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2Subnets, Ec2VpcAttributes, Ec2RouteTables, Ec2NatGateways, Ec2InternetGateways, Ec2NetworkAcls],
+        self_managed: true,
         run: node_endpoint_unreachable,
     }
 }

@@ -18,6 +18,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, EksCluster, IamRole, IamInstanceProfile, AwsAuth, EksAccessEntries, NodeClaims, ControllerDeployments],
+        self_managed: true,
         run: node_role_not_mapped,
     }
 }

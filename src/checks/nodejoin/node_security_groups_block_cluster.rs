@@ -24,6 +24,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, ControllerDeployments, EksCluster, Ec2SecurityGroups, Ec2Subnets],
+        self_managed: true,
         run: node_security_groups_block_cluster,
     }
 }

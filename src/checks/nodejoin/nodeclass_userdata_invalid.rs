@@ -16,6 +16,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [Ec2NodeClasses, EksCluster],
+        self_managed: true,
         run: nodeclass_userdata_invalid,
     }
 }

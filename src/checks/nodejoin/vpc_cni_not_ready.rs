@@ -19,6 +19,7 @@ declare_check! {
         category: NodeJoin,
         severity: Error,
         needs: [NodeClaims, Node, ServiceAccount, Pods, PodIdentityAssociations, EksCluster, IamAttachedRolePolicies],
+        self_managed: true,
         run: vpc_cni_not_ready,
     }
 }

@@ -4,6 +4,9 @@
 use crate::check::prelude::*;
 use crate::model::AWS_GROUP;
 
+/// The API group of EKS Auto Mode's `NodeClass`.
+const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
+
 declare_check! {
     pub static NODEPOOL_NODECLASSREF_INVALID = {
         code: "KD4001",
@@ -12,6 +15,7 @@ declare_check! {
         category: Nodepool,
         severity: Error,
         needs: [NodePools, Ec2NodeClasses],
+        self_managed: true,
         run: nodeclassref_invalid,
     }
 }
@@ -46,6 +50,11 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
             r.group.as_deref()
         };
         let field = if v1beta1 { "apiVersion" } else { "group" };
+        // EKS Auto Mode's NodeClass: that pool is Auto Mode's, not the self-managed
+        // controller's (docs/automode.md §9; KD4201 is to judge it).
+        if !v1beta1 && group == Some(AUTO_MODE_GROUP) {
+            continue;
+        }
         match group {
             None | Some("") if !v1beta1 => {
                 problems.push("nodeClassRef.group is missing (required since v1)".to_string())

@@ -16,6 +16,7 @@ declare_check! {
         category: Nodepool,
         severity: Error,
         needs: [NodePools, Ec2NodeClasses, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        self_managed: true,
         run: requirements_unsatisfiable,
     }
 }

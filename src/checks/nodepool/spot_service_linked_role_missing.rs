@@ -19,6 +19,7 @@ declare_check! {
         category: Nodepool,
         severity: Error,
         needs: [NodePools, IamRole, EksCluster, ControllerDeployments, ServiceAccount, PodIdentityAssociations, Pods, Simulation],
+        self_managed: true,
         run: spot_service_linked_role_missing,
     }
 }

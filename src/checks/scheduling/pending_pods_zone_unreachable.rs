@@ -18,6 +18,7 @@ declare_check! {
         needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
         // The controller's log: its `could not schedule pod` lines, quoted when found.
         evidence: [Pods, PodLogs],
+        self_managed: true,
         run: pending_pods_zone_unreachable,
     }
 }
