@@ -51,7 +51,7 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
         };
         let field = if v1beta1 { "apiVersion" } else { "group" };
         // EKS Auto Mode's NodeClass: that pool is Auto Mode's, not the self-managed
-        // controller's (docs/automode.md §9; KD4201 is to judge it).
+X
         if !v1beta1 && group == Some(AUTO_MODE_GROUP) {
             continue;
         }
