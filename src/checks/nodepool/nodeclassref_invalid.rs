@@ -51,7 +51,7 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
         };
         let field = if v1beta1 { "apiVersion" } else { "group" };
         // EKS Auto Mode's NodeClass: that pool is Auto Mode's, not the self-managed
-X
+        // controller's (docs/automode.md §9: Auto Mode's own checks are to judge it).
         if !v1beta1 && group == Some(AUTO_MODE_GROUP) {
             continue;
         }
