@@ -188,6 +188,23 @@ pub fn not_applicable(info: &'static CheckInfo, why: &str) -> Outcome {
     }
 }
 
+/// The outcome of a check whose applicability could not be decided: unknown, with why.
+pub fn undecided(
+    info: &'static CheckInfo,
+    reason: String,
+    missing_permission: Option<String>,
+) -> Outcome {
+    Outcome {
+        info,
+        status: Status::Unknown,
+        reason: Some(reason),
+        missing_permission,
+        findings: Vec::new(),
+        notes: Vec::new(),
+        duration: Duration::ZERO,
+    }
+}
+
 /// Maps what a check returned to its outcome.
 pub fn judge(
     info: &'static CheckInfo,

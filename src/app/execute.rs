@@ -23,7 +23,7 @@ use crate::finding::Category;
 use crate::guard::ApiLog;
 use crate::history_store::HistoryStore;
 use crate::report::{CheckTime, CriticalPathStat, FactStat, Report, Stats};
-use crate::target::{AUTO_MODE_ONLY, Hints, Target};
+use crate::target::{Hints, Target};
 
 /// Builds the context for `source`, resolves the target and runs `checks`.
 pub async fn execute(
@@ -60,13 +60,51 @@ pub async fn execute(
     let (target, notes, denied) =
         resolve(&ctx, opened.live.as_deref(), checks, args, deadline).await?;
     ctx.set_target(target.clone());
-    // Where EKS Auto Mode is the only Karpenter, the checks of a self-managed install have
-    // nothing to judge (docs/automode.md §9).
-    let alone = target.auto_mode.as_deref() == Some(AUTO_MODE_ONLY);
-    let (skipped, checks): (Vec<&'static CheckInfo>, Vec<&'static CheckInfo>) = checks
+    // Where EKS Auto Mode runs compute, whether the checks of a self-managed install apply
+    // (docs/automode.md §9): not where it is the only Karpenter, unknown where the controller
+    // Deployments could not be read. Each such check's outcome then rests on the facts that
+    // decided it, and is credited with them.
+    let basis = super::target::self_managed(&ctx, &target).await;
+    let mut set_aside: Vec<Outcome> = Vec::new();
+    let checks: Vec<&'static CheckInfo> = checks
         .iter()
         .copied()
-        .partition(|c| alone && c.self_managed);
+        .filter(|info| {
+            let Some(basis) = basis.as_ref().filter(|_| info.self_managed) else {
+                return true;
+            };
+            for key in &basis.facts {
+                ctx.credit(info.code, key.clone());
+            }
+            match basis.alone {
+                Some(false) => true,
+                Some(true) => {
+                    set_aside.push(engine::not_applicable(
+                        info,
+                        "EKS Auto Mode runs Karpenter on this cluster, and there is no self-managed controller",
+                    ));
+                    false
+                }
+                None => {
+                    let reason = match &basis.missing_permission {
+                        Some(p) => format!(
+                            "karpdoctor lacks permission {p}, so it cannot tell whether this check applies: EKS Auto Mode runs compute here"
+                        ),
+                        None => format!(
+                            "could not tell whether it applies: EKS Auto Mode runs compute, and the controller Deployments could not be read ({})",
+                            basis.why_unknown.as_deref().unwrap_or("unknown error")
+                        ),
+                    };
+                    set_aside.push(engine::undecided(
+                        info,
+                        reason,
+                        basis.missing_permission.clone(),
+                    ));
+                    false
+                }
+            }
+        })
+        .collect();
     let mut outcomes = run_with_progress(
         &ctx,
         &checks,
@@ -76,12 +114,7 @@ pub async fn execute(
         !target_args.no_progress,
     )
     .await;
-    outcomes.extend(skipped.into_iter().map(|info| {
-        engine::not_applicable(
-            info,
-            "EKS Auto Mode runs Karpenter on this cluster, and there is no self-managed controller",
-        )
-    }));
+    outcomes.extend(set_aside);
     outcomes.sort_by_key(|o| o.info.code);
 
     let mut report = Report::new(opened.mode, target, &outcomes, started);

@@ -122,6 +122,92 @@ pub(super) async fn resolve_aws_target(
     Ok((target, notes))
 }
 
+/// The API group of EKS Auto Mode's `NodeClass`.
+const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
+
+/// What the run knows about the checks of a self-managed install where EKS Auto Mode runs
+/// compute (docs/automode.md §9), and the facts that knowledge rests on.
+pub(super) struct SelfManaged {
+    /// `Some(true)`: Auto Mode is the only Karpenter, they do not apply; `Some(false)`: a
+    /// self-managed controller runs beside it, they run; `None`: the controller Deployments could
+    /// not be read, so whether they apply is unknown.
+    pub alone: Option<bool>,
+    pub why_unknown: Option<String>,
+    /// The permission karpdoctor lacks to read the controller Deployments, when that is why.
+    pub missing_permission: Option<String>,
+    pub facts: Vec<crate::facts::FactKey>,
+}
+
+/// From the facts target resolution read (never fetching one): `None` where Auto Mode does not
+/// run compute, or nothing says it does.
+pub(super) async fn self_managed(ctx: &Context, target: &Target) -> Option<SelfManaged> {
+    use crate::facts::FactKey;
+    let cluster_key = target.cluster.clone().map(FactKey::eks_cluster);
+    let described = target
+        .cluster
+        .clone()
+        .and_then(|c| ctx.peek(FactKey::eks_cluster(c)));
+    let (on, mut facts) = match described {
+        Some(found) => (
+            found.as_ref().as_ref().is_some_and(|c| c.auto_mode()),
+            cluster_key.map(|k| vec![k.into_key()]).unwrap_or_default(),
+        ),
+        None => {
+            let pools = ctx.peek(FactKey::nodepools())?;
+            let mut facts = vec![FactKey::nodepools().into_key()];
+            facts.extend(cluster_key.map(|k| k.into_key()));
+            (pools.iter().any(is_auto_mode_pool), facts)
+        }
+    };
+    if !on {
+        return None;
+    }
+    let controller_key = FactKey::controller_deployments(ctx.hints().namespace.clone()).into_key();
+    let (alone, why_unknown, missing_permission) = match ctx.controller().await {
+        Ok(Some(_)) => {
+            // Beside a controller they run whatever Auto Mode does: only its presence counts.
+            facts.clear();
+            (Some(false), None, None)
+        }
+        Ok(None) => (Some(true), None, None),
+        Err(e) => (
+            None,
+            Some(e.to_string()),
+            e.missing_permission().map(str::to_string),
+        ),
+    };
+    facts.push(controller_key);
+    Some(SelfManaged {
+        alone,
+        why_unknown,
+        missing_permission,
+        facts,
+    })
+}
+
+fn is_auto_mode_pool(pool: &crate::model::NodePool) -> bool {
+    pool.spec
+        .template
+        .spec
+        .node_class_ref
+        .as_ref()
+        .and_then(|r| r.group.as_deref())
+        == Some(AUTO_MODE_GROUP)
+}
+
+/// `target.autoMode` (docs/automode.md §1.3): whether Auto Mode runs compute (`None`: could not
+/// tell), beside a controller or alone. "Alone" needs the controller Deployments read and
+/// found empty: a list karpdoctor could not read is not an absent controller, and the checks of
+/// a self-managed install then run (and say what they could not read) rather than skip.
+fn auto_mode(on: Option<bool>, controller: bool, controller_read: bool) -> Option<String> {
+    match (on?, controller, controller_read) {
+        (false, _, _) => None,
+        (true, true, _) => Some(AUTO_MODE_MIXED.to_string()),
+        (true, false, true) => Some(AUTO_MODE_ONLY.to_string()),
+        (true, false, false) => None,
+    }
+}
+
 /// Flags win over what a bundle recorded.
 pub(super) fn merge(flags: Hints, recorded: Hints) -> Hints {
     Hints {
@@ -185,10 +271,13 @@ pub(super) async fn resolve_target(
             None
         }
     };
+    // Whether the controller Deployments could be read: "no controller" is known only then.
+    let mut controller_read = true;
     let controller = match ctx.controller().await {
         Ok(c) => c,
         Err(e) => {
             notes.push(format!("controller Deployment: {e}"));
+            controller_read = false;
             None
         }
     };
@@ -264,18 +353,16 @@ pub(super) async fn resolve_target(
                 });
             }
             Ok(found) => {
-                // Auto Mode's compute, alone or beside a self-managed controller
-                // (docs/automode.md §1.3).
-                target.auto_mode = found.as_ref().as_ref().filter(|c| c.auto_mode()).map(|_| {
-                    if controller.is_some() {
-                        AUTO_MODE_MIXED
-                    } else {
-                        AUTO_MODE_ONLY
-                    }
-                    .to_string()
-                });
+                let on = found.as_ref().as_ref().is_some_and(|c| c.auto_mode());
+                target.auto_mode = auto_mode(Some(on), controller.is_some(), controller_read);
             }
-            Err(e) => notes.push(format!("EKS cluster {cluster}: {e}")),
+            Err(e) => {
+                notes.push(format!("EKS cluster {cluster}: {e}"));
+                // Without DescribeCluster, Auto Mode's NodePools say it (docs/automode.md §1.2).
+                let pools = ctx.nodepools().await.ok();
+                let on = pools.map(|ps| ps.iter().any(is_auto_mode_pool));
+                target.auto_mode = auto_mode(on, controller.is_some(), controller_read);
+            }
         }
     }
     Ok((target, notes))

@@ -58,6 +58,9 @@ pub struct Facts {
     reads: Mutex<BTreeMap<&'static str, BTreeSet<FactKey>>>,
     /// Reads made inside [`Facts::enrich`], per check.
     enrichments: Mutex<BTreeMap<&'static str, BTreeSet<FactKey>>>,
+    /// Facts the run decided something about a check from ([`Context::credit`]): not the
+    /// check's own reads, so not among what it must declare.
+    credited: Mutex<BTreeMap<&'static str, BTreeSet<FactKey>>>,
     cells: Mutex<HashMap<FactKey, Cell>>,
     derived: Mutex<HashMap<&'static str, DerivedCell>>,
     recorded: Option<Mutex<BTreeMap<FactKey, Result<Value, FactError>>>>,
@@ -92,6 +95,7 @@ impl Context {
                 derived: Mutex::new(HashMap::new()),
                 reads: Mutex::new(BTreeMap::new()),
                 enrichments: Mutex::new(BTreeMap::new()),
+                credited: Mutex::new(BTreeMap::new()),
                 recorded: record.then(|| Mutex::new(BTreeMap::new())),
                 stats: Mutex::new(BTreeMap::new()),
                 hints,
@@ -143,9 +147,23 @@ impl Context {
     }
 
     /// The fact keys each check's verdict depends on (reads inside [`Facts::enrich`] are
-    /// not among them).
+    /// not among them), the run's decisions about the check ([`Context::credit`]) included.
     pub fn read_keys(&self) -> BTreeMap<&'static str, BTreeSet<FactKey>> {
-        lock(&self.facts.reads).clone()
+        let mut out = lock(&self.facts.reads).clone();
+        for (code, keys) in lock(&self.facts.credited).iter() {
+            out.entry(*code).or_default().extend(keys.iter().cloned());
+        }
+        out
+    }
+
+    /// Credits `check` with a read of `key` it did not make itself: the run decided something
+    /// about the check from that fact (whether it applies, `docs/automode.md` §9), so its
+    /// outcome depends on the fact as if it had read it.
+    pub fn credit(&self, check: &'static str, key: FactKey) {
+        lock(&self.facts.credited)
+            .entry(check)
+            .or_default()
+            .insert(key);
     }
 
     /// The fact keys each check read only to add evidence.
