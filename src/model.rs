@@ -441,7 +441,23 @@ impl NodePool {
     pub fn object(&self) -> String {
         object_ref("NodePool", &self.metadata)
     }
+    /// The pool is EKS Auto Mode's: its `nodeClassRef` names the `eks.amazonaws.com` NodeClass
+    /// (docs/automode.md §1.2), which the self-managed controller never serves.
+    pub fn is_auto_mode(&self) -> bool {
+        !self.is_v1beta1()
+            && self
+                .spec
+                .template
+                .spec
+                .node_class_ref
+                .as_ref()
+                .and_then(|r| r.group.as_deref())
+                == Some(AUTO_MODE_GROUP)
+    }
 }
+
+/// The API group of EKS Auto Mode's `NodeClass`.
+pub const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
 
 /// `karpenter.k8s.aws/v1` EC2NodeClass (partial; the spec grows with the checks that read it),
 /// or v1beta1 where the cluster serves only that.

@@ -122,9 +122,6 @@ pub(super) async fn resolve_aws_target(
     Ok((target, notes))
 }
 
-/// The API group of EKS Auto Mode's `NodeClass`.
-const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
-
 /// What the run knows about the checks of a self-managed install where EKS Auto Mode runs
 /// compute (docs/automode.md §9), and the facts that knowledge rests on.
 pub(super) struct SelfManaged {
@@ -156,7 +153,7 @@ pub(super) async fn self_managed(ctx: &Context, target: &Target) -> Option<SelfM
             let pools = ctx.peek(FactKey::nodepools())?;
             let mut facts = vec![FactKey::nodepools().into_key()];
             facts.extend(cluster_key.map(|k| k.into_key()));
-            (pools.iter().any(is_auto_mode_pool), facts)
+            (pools.iter().any(|p| p.is_auto_mode()), facts)
         }
     };
     if !on {
@@ -183,16 +180,6 @@ pub(super) async fn self_managed(ctx: &Context, target: &Target) -> Option<SelfM
         missing_permission,
         facts,
     })
-}
-
-fn is_auto_mode_pool(pool: &crate::model::NodePool) -> bool {
-    pool.spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.group.as_deref())
-        == Some(AUTO_MODE_GROUP)
 }
 
 /// `target.autoMode` (docs/automode.md §1.3): whether Auto Mode runs compute (`None`: could not
@@ -360,7 +347,7 @@ pub(super) async fn resolve_target(
                 notes.push(format!("EKS cluster {cluster}: {e}"));
                 // Without DescribeCluster, Auto Mode's NodePools say it (docs/automode.md §1.2).
                 let pools = ctx.nodepools().await.ok();
-                let on = pools.map(|ps| ps.iter().any(is_auto_mode_pool));
+                let on = pools.map(|ps| ps.iter().any(|p| p.is_auto_mode()));
                 target.auto_mode = auto_mode(on, controller.is_some(), controller_read);
             }
         }

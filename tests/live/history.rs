@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// The document the history ConfigMap holds after a run.
+fn kept_history(server: &TestServer) -> serde_json::Value {
+    let stored = server
+        .object("ConfigMap", "karpdoctor", "karpdoctor-history")
+        .unwrap();
+    serde_json::from_str(stored["data"]["last-run.json"].as_str().unwrap()).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
     let emulator = Emulator::start();
@@ -119,11 +127,7 @@ async fn history_marks_new_ongoing_and_resolved_across_three_runs() {
     // Each run read the NodeClaims and left its churn sample. The three runs describe the same
     // moment (KARPDOCTOR_NOW), so each replaced the sample of that moment instead of counting
     // the same NodeClaims again; the sample has no earlier one to count creations from.
-    let stored = server
-        .object("ConfigMap", "karpdoctor", "karpdoctor-history")
-        .unwrap();
-    let kept: serde_json::Value =
-        serde_json::from_str(stored["data"]["last-run.json"].as_str().unwrap()).unwrap();
+    let kept = kept_history(&server);
     let churn = kept["churn"].as_array().unwrap();
     assert_eq!(churn.len(), 1, "{kept}");
     assert_eq!(churn[0]["at"], "2026-11-23T10:00:00Z");
@@ -217,11 +221,7 @@ async fn history_keeps_a_churn_record_that_kd4103_judges_live_and_replayed() {
         "{f}"
     );
     // The run added its own sample: twelve NodeClaims, one created since 09:00.
-    let stored = server
-        .object("ConfigMap", "karpdoctor", "karpdoctor-history")
-        .unwrap();
-    let kept: serde_json::Value =
-        serde_json::from_str(stored["data"]["last-run.json"].as_str().unwrap()).unwrap();
+    let kept = kept_history(&server);
     let churn = kept["churn"].as_array().unwrap();
     assert_eq!(churn.len(), 49);
     assert_eq!(churn[48]["at"], "2026-11-23T10:00:00Z");

@@ -212,8 +212,12 @@ fn orphans(found: &[crate::disruption::terminating::Orphan<'_>]) -> Vec<Finding>
             .hint(format!(
                 "Karpenter finishes a Node's deletion through its NodeClaim (drain, volumes, instance), found by the Node's provider ID. These NodeClaims are gone, most often because their finalizer was removed by hand. Karpenter's garbage collection then terminates the instance and deletes the Node, but its node termination finds no NodeClaim, logs \"failed to terminate node\" and leaves the Node with its finalizer. Check that the instance is terminated, then remove {FINALIZER} from the Node. Next time, delete the NodeClaim and let Karpenter remove its finalizer"
             ))
+            // Two commands: the patch only once the first shows the instance terminated.
             .fix(format!(
-                "aws ec2 describe-instances --instance-ids {instance} --query 'Reservations[].Instances[].State.Name' && kubectl patch node {} --type json -p '[{{\"op\":\"remove\",\"path\":\"/metadata/finalizers/{at}\"}}]'",
+                "aws ec2 describe-instances --instance-ids {instance} --query 'Reservations[].Instances[].State.Name'"
+            ))
+            .fix(format!(
+                "kubectl patch node {} --type json -p '[{{\"op\":\"remove\",\"path\":\"/metadata/finalizers/{at}\"}}]'",
                 first.name()
             ))
         })

@@ -4,9 +4,6 @@
 use crate::check::prelude::*;
 use crate::model::AWS_GROUP;
 
-/// The API group of EKS Auto Mode's `NodeClass`.
-const AUTO_MODE_GROUP: &str = "eks.amazonaws.com";
-
 declare_check! {
     pub static NODEPOOL_NODECLASSREF_INVALID = {
         code: "KD4001",
@@ -52,7 +49,7 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
         let field = if v1beta1 { "apiVersion" } else { "group" };
         // EKS Auto Mode's NodeClass: that pool is Auto Mode's, not the self-managed
         // controller's (docs/automode.md §9: Auto Mode's own checks are to judge it).
-        if !v1beta1 && group == Some(AUTO_MODE_GROUP) {
+        if pool.is_auto_mode() {
             continue;
         }
         match group {
