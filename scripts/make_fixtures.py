@@ -223,8 +223,9 @@ def aws_auth(map_roles=None):
     if map_roles is None: map_roles=maproles_entry(MNG_ROLE_ARN)+maproles_entry(NODE_ROLE_ARN)
     return {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":map_roles}}
 def access_entry(arn, kind="EC2_LINUX"):
-    if kind in ("EC2_LINUX","EC2_WINDOWS","EC2"): user,groups="system:node:{{EC2PrivateDNSName}}",["system:nodes"]
-    elif kind in ("FARGATE_LINUX","HYBRID_LINUX"): user,groups="system:node:{{SessionName}}",["system:nodes"]
+    if kind in ("EC2_LINUX","EC2_WINDOWS"): user,groups="system:node:{{EC2PrivateDNSName}}",["system:nodes"]
+    # EC2 (Auto Mode) names its nodes by session, as a describe-access-entry of one shows.
+    elif kind in ("FARGATE_LINUX","HYBRID_LINUX","EC2"): user,groups="system:node:{{SessionName}}",["system:nodes"]
     else: user,groups="arn:aws:sts::111122223333:assumed-role/%s/{{SessionName}}"%arn.rsplit("/",1)[1],[]
     return {"principalArn":arn,"type":kind,"username":user,"kubernetesGroups":groups}
 def aws_node_sa():
@@ -426,8 +427,10 @@ def bundle(desc, dep=True, pods=None, crds=None, nps=None, ncs=None, overrides=N
 def default_emulator(b):
     """AWS state that is not a fact: by default the controller role (any role but the node
     role) carries the reference policy of the controller's release, so simulations pass."""
+    # EKS Auto Mode's roles (its cluster role, its node roles) are never the controller's.
+    auto=lambda n: n=="eks-cluster" or n.startswith(("AmazonEKSAuto","AutoMode"))
     roles=[e["value"]["name"] for e in b["facts"] if isinstance(e["fact"],dict) and "iamRole" in e["fact"]
-           and e.get("value") and e["value"]["name"]!="KarpenterNodeRole-demo"]
+           and e.get("value") and e["value"]["name"]!="KarpenterNodeRole-demo" and not auto(e["value"]["name"])]
     version="1.8.1"
     for e in b["facts"]:
         if e["fact"]=={"controllerDeployments":{"namespace":None}} and e.get("value"):
@@ -891,7 +894,7 @@ b=bundle("The controller was uninstalled and the kubeconfig's context and cluste
 b["hints"].update({"kubeContext":"prod","kubeContextCluster":"prod-cluster"})
 b["target"].update({"cluster":None,"kubeContext":"prod"})
 write("cluster-name-unknown", b, ["KD1001"],
-      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD5001","KD5002","KD5003","KD5004","KD5005","KD5006"],
+      unknown=["KD3001","KD3002","KD3003","KD3004","KD3005","KD3009","KD3010","KD4201","KD5001","KD5002","KD5003","KD5004","KD5005","KD5006"],
       skipped=["KD2001","KD2002","KD2003","KD2004","KD2005","KD2006","KD2007","KD2008","KD2101","KD2102","KD2103","KD2104","KD3007"]+NO_CONTROLLER, roots=["KD1001"])
 
 

@@ -61,7 +61,12 @@ impl Term {
 
 /// Reads `spec.<field>` selector terms. `Err` names what is wrong with the shape.
 pub fn terms(nc: &Ec2NodeClass, field: &str) -> Result<Vec<Term>, String> {
-    let Some(raw) = nc.spec.get(field) else {
+    spec_terms(&nc.spec, field)
+}
+
+/// [`terms`] of any spec with the same selector shape (EKS Auto Mode's NodeClass has it too).
+pub fn spec_terms(spec: &BTreeMap<String, Value>, field: &str) -> Result<Vec<Term>, String> {
+    let Some(raw) = spec.get(field) else {
         return Ok(Vec::new());
     };
     let Some(items) = raw.as_array() else {

@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod arn;
+pub mod automode;
 pub mod awsauth;
 pub mod backend;
 pub mod bundle;

@@ -481,6 +481,53 @@ impl Ec2NodeClass {
     }
 }
 
+/// EKS Auto Mode's `eks.amazonaws.com/v1` `NodeClass` (docs/automode.md §2.1, §2.2). AWS
+/// publishes neither its CRD nor its status schema, so the spec stays a map and the status is
+/// read only as conditions, each quoted as the cluster gives it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AutoNodeClass {
+    pub api_version: String,
+    pub metadata: ObjectMeta,
+    pub spec: BTreeMap<String, Value>,
+    pub status: Status,
+}
+
+impl AutoNodeClass {
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or("")
+    }
+    pub fn object(&self) -> String {
+        object_ref("NodeClass", &self.metadata)
+    }
+    /// `spec.role`: the node role's name (a path may precede it).
+    pub fn role(&self) -> Option<&str> {
+        self.spec
+            .get("role")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+    /// `spec.instanceProfile`: a pre-made instance profile's name, instead of `role`.
+    pub fn instance_profile(&self) -> Option<&str> {
+        self.spec
+            .get("instanceProfile")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+    /// EKS made it (the `default` NodeClass of the built-in pools).
+    pub fn eks_managed(&self) -> bool {
+        managed_by_eks(&self.metadata)
+    }
+}
+
+/// `app.kubernetes.io/managed-by: eks`: the built-in NodePools and the `default` NodeClass.
+pub fn managed_by_eks(meta: &ObjectMeta) -> bool {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get("app.kubernetes.io/managed-by"))
+        .is_some_and(|v| v == "eks")
+}
+
 /// `karpenter.sh/v1` NodeClaim (partial), or v1beta1: the fields checks read, typed. A large
 /// cluster has tens of thousands of claims, and two general maps per claim cost more than
 /// everything else karpdoctor holds about it; a field no check reads is not kept, and reading

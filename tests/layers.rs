@@ -24,6 +24,8 @@ const LAYERS: &[&[&str]] = &[
     // What keeps a node that is up from taking pods, and what keeps one from going, over the
     // scheduler's matching.
     &["ec2", "nodecap", "disruption"],
+    // EKS Auto Mode: which controller serves a pool, its node roles, its NodeClasses' selectors.
+    &["automode"],
     // I/O: the read-only guard, the bundle format, the backends.
     &["guard", "bundle", "pushgateway"],
     &["backend"],

@@ -37,6 +37,10 @@ checks! {
         karpenter_version_unsupported::KARPENTER_VERSION_UNSUPPORTED,
         controller_log_errors::CONTROLLER_LOG_ERRORS,
     }
+    /// KD12xx: a self-managed Karpenter beside EKS Auto Mode (docs/automode.md).
+    automode_install {
+        karpenter_coexistence::AUTOMODE_KARPENTER_COEXISTENCE,
+    }
     /// KD2xxx: how the controller gets AWS credentials (IRSA or EKS Pod Identity) and whether that
     /// wiring is complete.
     identity {
@@ -59,6 +63,11 @@ checks! {
         install_action_blocked_by_scp::INSTALL_ACTION_BLOCKED_BY_SCP,
         install_prerequisites_missing::INSTALL_PREREQUISITES_MISSING,
     }
+    /// KD23xx: EKS Auto Mode's cluster IAM role, which EKS acts as to run Auto Mode's compute
+    /// (docs/automode.md).
+    automode_identity {
+        cluster_role_invalid::AUTOMODE_CLUSTER_ROLE_INVALID,
+    }
     /// KD3xxx: whether each EC2NodeClass resolves to things EC2 can launch with: subnets,
     /// security groups, AMIs, a node role and instance profile the controller may pass.
     nodeclass {
@@ -72,6 +81,11 @@ checks! {
         not_ready::NODECLASS_NOT_READY,
         subnet_ips_low::NODECLASS_SUBNET_IPS_LOW,
         ebs_kms_unusable::NODECLASS_EBS_KMS_UNUSABLE,
+    }
+    /// KD31xx: EKS Auto Mode's NodeClasses: Ready, and pod addresses in every node zone
+    /// (docs/automode.md).
+    automode_nodeclass {
+        nodeclass_not_ready::AUTOMODE_NODECLASS_NOT_READY,
     }
     /// KD4xxx: NodePools and capacity.
     nodepool {
@@ -89,6 +103,11 @@ checks! {
         churn::DISRUPTION_CHURN,
         settings_ineffective::DISRUPTION_SETTINGS_INEFFECTIVE,
     }
+    /// KD42xx: NodePools on a cluster where EKS Auto Mode runs compute: which controller serves
+    /// each, and what Auto Mode launches for it (docs/automode.md).
+    automode_nodepool {
+        nodepool_unserved::AUTOMODE_NODEPOOL_UNSERVED,
+    }
     /// KD5xxx: whether nodes Karpenter launches can join the cluster: their role must be mapped
     /// to the node identity in the mechanism the cluster's authentication mode honours, the
     /// `aws-auth` ConfigMap or EKS access entries; their subnets must reach the cluster endpoint
@@ -102,6 +121,11 @@ checks! {
         node_security_groups_block_cluster::NODE_SECURITY_GROUPS_BLOCK_CLUSTER,
         nodeclass_userdata_invalid::NODECLASS_USERDATA_INVALID,
         vpc_cni_not_ready::VPC_CNI_NOT_READY,
+    }
+    /// KD51xx: whether EKS Auto Mode's nodes may join: their node role's access entry
+    /// (docs/automode.md).
+    automode_nodejoin {
+        node_access_missing::AUTOMODE_NODE_ACCESS_MISSING,
     }
     /// KD6xxx: the NodeClaim lifecycle (launched, registered, initialized), read from the
     /// NodeClaims' conditions and their events, and tied to the checks that own each cause.

@@ -12,15 +12,17 @@ use serde_json::Value;
 
 use super::Facts;
 use crate::facts::{
-    AccessEntry, AccessReview, AttachedPolicy, CallerIdentity, ContextEntry, EbsDefaults,
-    Ec2Filter, Ec2Instance, EksAddon, EksCluster, EksNodegroup, EventRule, FactError, FactKey,
-    FargateProfile, IamRole, Image, InstanceProfile, InstanceType, InstanceTypeOffering,
-    InternetGateway, KmsGrant, KmsKey, KubeVersion, NatGateway, NetworkAcl, OidcProvider,
-    PodIdentityAssociation, RouteTable, SecurityGroup, Snapshot, SqsQueue, Subnet, VpcAttributes,
-    VpcEndpoint,
+    AccessEntry, AccessReview, AssociatedAccessPolicy, AttachedPolicy, CallerIdentity,
+    ContextEntry, EbsDefaults, Ec2Filter, Ec2Instance, EksAddon, EksCluster, EksNodegroup,
+    EventRule, FactError, FactKey, FargateProfile, IamRole, Image, InstanceProfile, InstanceType,
+    InstanceTypeOffering, InternetGateway, KmsGrant, KmsKey, KubeVersion, NatGateway, NetworkAcl,
+    OidcProvider, PodIdentityAssociation, RouteTable, SecurityGroup, Snapshot, SqsQueue, Subnet,
+    VpcAttributes, VpcEndpoint,
 };
 use crate::iam::simulation::Row;
-use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool, PendingPods};
+use crate::model::{
+    AutoNodeClass, ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool, PendingPods,
+};
 
 impl Facts {
     pub async fn kube_version(&self) -> Result<Arc<KubeVersion>, FactError> {
@@ -140,6 +142,14 @@ impl Facts {
 
     pub async fn ec2_nodeclasses(&self) -> Result<Arc<Vec<Ec2NodeClass>>, FactError> {
         self.get(FactKey::ec2_nodeclasses()).await
+    }
+
+    /// EKS Auto Mode's NodeClasses; none where the cluster does not serve the kind.
+    pub async fn auto_nodeclasses(&self) -> Result<Arc<Vec<AutoNodeClass>>, FactError> {
+        match self.get(FactKey::auto_nodeclasses()).await {
+            Err(FactError::NotInstalled { .. }) => Ok(Arc::new(Vec::new())),
+            other => other,
+        }
     }
 
     pub async fn nodeclaims(&self) -> Result<Arc<Vec<NodeClaim>>, FactError> {
@@ -339,9 +349,28 @@ impl Facts {
             .await
     }
 
+    /// The names of a role's inline policies.
+    pub async fn role_policy_names(&self, role: &str) -> Result<Arc<Vec<String>>, FactError> {
+        self.get(FactKey::iam_role_policy_names(role.to_string()))
+            .await
+    }
+
     pub async fn access_entries(&self, cluster: &str) -> Result<Arc<Vec<AccessEntry>>, FactError> {
         self.get(FactKey::eks_access_entries(cluster.to_string()))
             .await
+    }
+
+    /// The access policies of one access entry.
+    pub async fn access_policies(
+        &self,
+        cluster: &str,
+        principal: &str,
+    ) -> Result<Arc<Vec<AssociatedAccessPolicy>>, FactError> {
+        self.get(FactKey::eks_access_policies(
+            cluster.to_string(),
+            principal.to_string(),
+        ))
+        .await
     }
 
     /// The churn record of the runs before this one (`--history`), oldest first; `None` when

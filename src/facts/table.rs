@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::shape::FieldType::{Bool, Str};
 use super::shape::Shape::{self, *};
 use super::*;
-use crate::model::{Ec2NodeClass, NodeClaim, NodePool};
+use crate::model::{AutoNodeClass, Ec2NodeClass, NodeClaim, NodePool};
 
 /// `Some(key)` for a fact without parameters (it can be prefetched), `None` otherwise.
 macro_rules! parameterless {
@@ -251,6 +251,12 @@ facts! {
         shape Objects;
         display |f| f.write_str("EC2NodeClasses");
 
+    /// EKS Auto Mode's `eks.amazonaws.com/v1` NodeClasses; not installed without Auto Mode.
+    AutoNodeClasses => fn auto_nodeclasses -> Vec<AutoNodeClass>;
+        ops [kube("list", "eks.amazonaws.com", "nodeclasses")];
+        shape Objects;
+        display |f| f.write_str("Auto Mode NodeClasses");
+
     /// `karpenter.sh/v1` NodeClaims.
     NodeClaims => fn nodeclaims -> Vec<NodeClaim>;
         ops [kube("list", "karpenter.sh", "nodeclaims")];
@@ -453,11 +459,25 @@ facts! {
         shape ListOf { field: "policyArn", what: "policies with ARNs" };
         display |f| write!(f, "managed policies attached to IAM role {role}");
 
+    /// `iam:ListRolePolicies` of one role (paged): the names of its inline policies.
+    IamRolePolicyNames { role: String } => fn iam_role_policy_names -> Vec<String>;
+        ops [aws("iam", "ListRolePolicies")];
+        shape Strings { what: "a list of inline policy names" };
+        display |f| write!(f, "inline policies of IAM role {role}");
+
     /// EKS access entries of a cluster (list, then describe each for its type and username).
     EksAccessEntries { cluster: String } => fn eks_access_entries -> Vec<AccessEntry>;
         ops [aws("eks", "ListAccessEntries"), aws("eks", "DescribeAccessEntry")];
         shape ListOf { field: "principalArn", what: "entries with principals" };
         display |f| write!(f, "EKS access entries of {cluster}");
+
+    /// `eks:ListAssociatedAccessPolicies` of one access entry (paged): the cluster access policies
+    /// it carries. Read only for entries whose type takes them (`STANDARD`, `EC2`).
+    EksAccessPolicies { cluster: String, principal: String }
+        => fn eks_access_policies -> Vec<AssociatedAccessPolicy>;
+        ops [aws("eks", "ListAssociatedAccessPolicies")];
+        shape ListOf { field: "policyArn", what: "associations with policy ARNs" };
+        display |f| write!(f, "access policies of {principal} in {cluster}");
 
     /// The `kube-system/aws-auth` ConfigMap; absent is `null`.
     AwsAuth => fn aws_auth -> Option<ConfigMap>;

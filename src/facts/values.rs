@@ -39,6 +39,10 @@ pub struct EksCluster {
     pub service_ipv4_cidr: Option<String>,
     /// `kubernetesNetworkConfig.ipFamily`: `ipv4` or `ipv6`.
     pub ip_family: Option<String>,
+    /// `roleArn`: the cluster IAM role, which EKS Auto Mode acts as; `None` in bundles recorded
+    /// before it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
     /// `computeConfig`: EKS Auto Mode's compute (docs/automode.md §1.1); `None` when the
     /// response has none (a cluster that never enabled it, or a bundle recorded before it was
     /// kept).
@@ -242,6 +246,18 @@ pub struct AccessEntry {
     pub kind: String,
     pub username: String,
     pub kubernetes_groups: Vec<String>,
+}
+
+/// One access policy associated with an access entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AssociatedAccessPolicy {
+    /// `arn:aws:eks::aws:cluster-access-policy/<Name>`.
+    pub policy_arn: String,
+    /// `cluster` or `namespace`.
+    pub scope: String,
+    /// The namespaces of a `namespace` scope.
+    pub namespaces: Vec<String>,
 }
 
 /// The account's EBS encryption defaults in the region.

@@ -249,18 +249,25 @@ fn problems_of(s: &Statement, exp: &IrsaExpectation) -> Vec<TrustProblem> {
 /// What a Pod Identity role trust lacks: the `pods.eks.amazonaws.com` principal with both
 /// `sts:AssumeRole` and `sts:TagSession` (in one or more Allow statements).
 pub fn check_pod_identity(doc: &PolicyDocument) -> Vec<String> {
+    check_service_trust(doc, POD_IDENTITY_PRINCIPAL)
+}
+
+/// What a trust policy lacks for AWS service `service` to assume the role with session tags:
+/// an Allow statement naming it, covering `sts:AssumeRole` and `sts:TagSession` (Pod Identity,
+/// and EKS Auto Mode's cluster role).
+pub fn check_service_trust(doc: &PolicyDocument, service: &str) -> Vec<String> {
     let statements: Vec<&Statement> = doc
         .statements
         .iter()
-        .filter(|s| s.allow && s.has_principal("Service", POD_IDENTITY_PRINCIPAL))
+        .filter(|s| s.allow && s.has_principal("Service", service))
         .collect();
     if statements.is_empty() {
-        return vec![format!("no statement trusts {POD_IDENTITY_PRINCIPAL}")];
+        return vec![format!("no statement trusts {service}")];
     }
     ["sts:AssumeRole", "sts:TagSession"]
         .iter()
         .filter(|a| !statements.iter().any(|s| s.covers_action(a)))
-        .map(|a| format!("{POD_IDENTITY_PRINCIPAL} is not allowed {a}"))
+        .map(|a| format!("{service} is not allowed {a}"))
         .collect()
 }
 

@@ -40,6 +40,7 @@ const KINDS: &[(&str, &str)] = &[
     ("Deployment", "deployments"),
     ("StatefulSet", "statefulsets"),
     ("EC2NodeClass", "ec2nodeclasses"),
+    ("NodeClass", "nodeclasses"),
     ("Event", "events"),
     (
         "MutatingWebhookConfiguration",
@@ -347,6 +348,7 @@ fn fact_resource(name: &str, params: &Value) -> Option<ResourceKey> {
         "nodePools" => r("karpenter.sh", "v1", "nodepools"),
         "nodeClaims" => r("karpenter.sh", "v1", "nodeclaims"),
         "ec2NodeClasses" => r("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+        "autoNodeClasses" => r("eks.amazonaws.com", "v1", "nodeclasses"),
         "awsAuth" => r("", "v1", "configmaps"),
         "service" => r("", "v1", "services"),
         "events" | "eventsByReason" => r("", "v1", "events"),

@@ -494,7 +494,11 @@ def simulate_custom_policy(self):
 # EKS: accessConfig, access entries, pod identity associations, add-ons
 # ---------------------------------------------------------------------------
 
-NODE_ENTRY_TYPES = {"EC2", "EC2_LINUX", "EC2_WINDOWS", "FARGATE_LINUX", "HYBRID_LINUX"}
+NODE_ENTRY_TYPES = {"EC2", "EC2_LINUX", "EC2_WINDOWS", "FARGATE_LINUX", "HYBRID_LINUX", "HYPERPOD_LINUX"}
+# Node types that take no access policy ("If you set the value to EC2_LINUX or EC2_WINDOWS, you
+# can't ... associate an AccessPolicy", CreateAccessEntry `type`; the user guide allows policies on
+# STANDARD entries and, for Auto Mode, on EC2 ones).
+NO_POLICY_ENTRY_TYPES = NODE_ENTRY_TYPES - {"EC2"}
 AUTH_MODE_ORDER = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"]
 DEFAULT_ADDON_VERSION = "v1.0.0-eksbuild.1"
 
@@ -508,6 +512,7 @@ def _cluster_init(self, *args, **kwargs):
     # API-created clusters default to CONFIG_MAP (EKS API reference, CreateAccessConfigRequest).
     self.access_config = {"authenticationMode": "CONFIG_MAP", "bootstrapClusterCreatorAdminPermissions": True}
     self.access_entries = {}  # principal ARN -> AccessEntry
+    self.access_policy_associations = {}  # principal ARN -> policy ARN -> AssociatedAccessPolicy
     self.pod_identity_associations = {}  # association id -> PodIdentityAssociation
     self.addons = {}  # add-on name -> Addon
     # Tests that replay a recorded cluster need its OIDC issuer, which moto draws at random;
@@ -647,40 +652,94 @@ def backend_update_cluster_config(self, name, resources_vpc_config=None, *args, 
 AUTO_MODE_NODE_POOLS = {"general-purpose", "system"}
 
 
-def _auto_mode_request(self):
-    """EKS Auto Mode's three capabilities as CreateCluster asks for them (docs/automode.md §1.1),
-    validated before anything is made: they are enabled or disabled together, built-in pools are
-    `general-purpose` or `system` and need a node role, and access entries cannot be off (the EKS
-    user guide's rules; the messages are karpmoto's own). `None` when the request has none."""
+def _auto_mode_state(cluster):
+    """The cluster's Auto Mode settings as (computeConfig, block storage on, load balancing on);
+    a cluster that never had Auto Mode has everything off."""
+    if cluster is None:
+        return {}, False, False
+    compute = dict(getattr(cluster, "compute_config", None) or {})
+    block = bool(((getattr(cluster, "storage_config", None) or {}).get("blockStorage") or {}).get("enabled"))
+    elb = bool(((cluster.kubernetes_network_config or {}).get("elasticLoadBalancing") or {}).get("enabled"))
+    return compute, block, elb
+
+
+def _auto_mode_request(self, cluster=None):
+    """EKS Auto Mode's three capabilities as CreateCluster (cluster None) or UpdateClusterConfig
+    asks for them (docs/automode.md §1.1), validated before anything is changed. A capability the
+    update leaves out keeps the cluster's setting. The three are enabled or disabled together,
+    built-in pools are `general-purpose` or `system`, `nodeRoleArn` and `nodePools` come together,
+    the node role cannot change once compute is on, and access entries cannot be off. `None` when
+    the request has none of the three."""
     compute = self._get_param("computeConfig")
     storage = self._get_param("storageConfig")
     elb = (self._get_param("kubernetesNetworkConfig") or {}).get("elasticLoadBalancing")
     if compute is None and storage is None and elb is None:
         return None
+    current, current_block, current_elb = _auto_mode_state(cluster)
     compute = compute or {}
     flags = [
-        bool(compute.get("enabled")),
-        bool(((storage or {}).get("blockStorage") or {}).get("enabled")),
-        bool((elb or {}).get("enabled")),
+        bool(compute.get("enabled", current.get("enabled", False))),
+        bool(((storage or {}).get("blockStorage") or {}).get("enabled")) if storage is not None else current_block,
+        bool((elb or {}).get("enabled")) if elb is not None else current_elb,
     ]
     if any(flags) and not all(flags):
+        # "The compute, block storage, and load balancing capabilities must all be enabled or
+        # disabled in the same request" (user guide, auto-enable-existing); the message is ours.
         raise InvalidParameterException(
             message="computeConfig.enabled, storageConfig.blockStorage.enabled and "
             "kubernetesNetworkConfig.elasticLoadBalancing.enabled must all be true or all be false"
         )
-    pools = compute.get("nodePools") or []
+    pools = compute["nodePools"] if "nodePools" in compute else current.get("nodePools") or []
+    role = compute.get("nodeRoleArn") or current.get("nodeRoleArn")
     unknown = [p for p in pools if p not in AUTO_MODE_NODE_POOLS]
     if unknown:
         raise InvalidParameterException(message=f"unsupported node pools {unknown}: use general-purpose or system")
-    if pools and not compute.get("nodeRoleArn"):
-        raise InvalidParameterException(message="computeConfig.nodeRoleArn is required when nodePools are set")
-    mode = (self._get_param("accessConfig") or {}).get("authenticationMode", "CONFIG_MAP")
+    # EKS's own messages (terraform-aws-eks#3366 and aws-cdk#33894 quote them).
+    if pools and not role:
+        raise InvalidParameterException(
+            message="When Compute Config nodeRoleArn is null or empty, nodePool list cannot be populated."
+        )
+    if role and not pools:
+        raise InvalidParameterException(
+            message="When Compute Config nodeRoleArn is not null or empty, nodePool value(s) must be provided."
+        )
+    # "This value cannot be changed after the compute capability of EKS Auto Mode is enabled"
+    # (ComputeConfigRequest.nodeRoleArn); the message is ours.
+    if current.get("enabled") and current.get("nodeRoleArn") and role != current["nodeRoleArn"]:
+        raise InvalidParameterException(
+            message=f"computeConfig.nodeRoleArn cannot be changed from {current['nodeRoleArn']} once compute is enabled"
+        )
+    requested_mode = (self._get_param("accessConfig") or {}).get("authenticationMode")
+    mode = requested_mode or (cluster.access_config["authenticationMode"] if cluster is not None else "CONFIG_MAP")
     if flags[0] and mode == "CONFIG_MAP":
         raise InvalidParameterException(message="EKS Auto Mode needs access entries: authenticationMode API or API_AND_CONFIG_MAP")
-    response = {"enabled": flags[0], "nodePools": pools}
-    if compute.get("nodeRoleArn"):
-        response["nodeRoleArn"] = compute["nodeRoleArn"]
+    response = {"enabled": flags[0], "nodePools": list(pools)}
+    if role:
+        response["nodeRoleArn"] = role
     return response, flags[1], flags[2]
+
+
+def _apply_auto_mode(cluster, auto_mode):
+    """Stores the validated Auto Mode settings and, when compute is on, makes the access entries
+    EKS makes for Auto Mode (see `_auto_mode_access_entries`)."""
+    before = _auto_mode_state(cluster)[0]
+    compute, block, elb = auto_mode
+    cluster.compute_config = compute
+    cluster.storage_config = {"blockStorage": {"enabled": block}}
+    cluster.kubernetes_network_config = {
+        **(cluster.kubernetes_network_config or {}),
+        "elasticLoadBalancing": {"enabled": elb},
+    }
+    if not compute["enabled"]:
+        return
+    was_on = bool(before.get("enabled"))
+    role = compute.get("nodeRoleArn")
+    _auto_mode_access_entries(
+        cluster,
+        cluster_role=not was_on,
+        # The node role is fixed once compute is on, so a new one means built-in pools added now.
+        node_role=role if role and (not was_on or role != before.get("nodeRoleArn")) else None,
+    )
 
 
 def create_cluster(self):
@@ -692,29 +751,26 @@ def create_cluster(self):
         {k: requested[k] for k in ("authenticationMode", "bootstrapClusterCreatorAdminPermissions") if k in requested}
     )
     if auto_mode is not None:
-        compute, block, elb = auto_mode
-        cluster.compute_config = compute
-        cluster.storage_config = {"blockStorage": {"enabled": block}}
-        cluster.kubernetes_network_config = {
-            **(cluster.kubernetes_network_config or {}),
-            "elasticLoadBalancing": {"enabled": elb},
-        }
+        _apply_auto_mode(cluster, auto_mode)
     _resolve_vpc_config(self.eks_backend, cluster)
     return result
 
 
 def update_cluster_config(self):
+    # Validate before moto applies the rest of the update, so a refused call changes nothing.
+    cluster = self.eks_backend.describe_cluster(self._get_param("name"))
     mode = (self._get_param("accessConfig") or {}).get("authenticationMode")
     if mode:
-        # Validate before moto applies the rest of the update, so a refused call changes nothing.
-        cluster = self.eks_backend.describe_cluster(self._get_param("name"))
         current = cluster.access_config["authenticationMode"]
         # EKS only moves towards API; going back to the ConfigMap is refused.
         if AUTH_MODE_ORDER.index(mode) < AUTH_MODE_ORDER.index(current):
             raise InvalidParameterException(message=f"Unsupported authentication mode update from {current} to {mode}")
+    auto_mode = _auto_mode_request(self, cluster)
     result = _original_update_cluster_config(self)
     if mode:
         cluster.access_config["authenticationMode"] = mode
+    if auto_mode is not None:
+        _apply_auto_mode(cluster, auto_mode)
     return result
 
 
@@ -745,8 +801,53 @@ def _access_entry_cluster(self):
 
 def _access_entry(cluster, principal_arn):
     if principal_arn not in cluster.access_entries:
-        raise ResourceNotFoundException(message=f"The specified principalArn could not be found: {principal_arn}")
+        # The message AWS gives (AWS CLI output for DescribeAccessEntry; terraform-aws-eks#3024 for
+        # AssociateAccessPolicy).
+        raise ResourceNotFoundException(
+            message="The specified principalArn could not be found. "
+            "You can view your available access entries with 'list-access-entries'."
+        )
     return cluster.access_entries[principal_arn]
+
+
+PRINCIPAL_ARN = re.compile(r"arn:([^:]+):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)")
+
+
+def _node_identity(entry_type):
+    """The username and groups EKS gives a node-type entry. EC2_LINUX/EC2_WINDOWS map to the
+    instance's private DNS name, FARGATE_LINUX/HYBRID_LINUX to the session (user guide, "Create
+    access entries"); EC2 (Auto Mode, whose nodes are named by instance id) to the session too, as
+    a real DescribeAccessEntry of an EC2 entry shows. HYPERPOD_LINUX is unverified."""
+    session = "{{EC2PrivateDNSName}}" if entry_type in ("EC2_LINUX", "EC2_WINDOWS") else "{{SessionName}}"
+    return f"system:node:{session}", ["system:nodes"]
+
+
+def _new_access_entry(cluster, principal_arn, entry_type, username=None, groups=None, tags=None):
+    """Stores an access entry as EKS describes it, filling in the username and groups EKS derives
+    when the caller gave none; the caller has validated everything."""
+    partition, account, kind, name = PRINCIPAL_ARN.fullmatch(principal_arn).groups()
+    if entry_type == "STANDARD":
+        # AWS derives the user name from the principal; a role maps to its session (without path).
+        username = username or (
+            f"arn:{partition}:sts::{account}:assumed-role/{name}/{{{{SessionName}}}}" if kind == "role" else principal_arn
+        )
+    else:
+        username, groups = _node_identity(entry_type)
+    now = utcnow()
+    entry = {
+        "clusterName": cluster.name,
+        "principalArn": principal_arn,
+        "kubernetesGroups": list(groups or []),
+        "accessEntryArn": f"{_arn_prefix(cluster)}:access-entry/{cluster.name}/{kind}/{account}/{name}/{uuid.uuid4()}",
+        "createdAt": now,
+        "modifiedAt": now,
+        "tags": tags or {},
+        "username": username,
+        "type": entry_type,
+    }
+    cluster.access_entries[principal_arn] = entry
+    cluster.access_policy_associations[principal_arn] = {}
+    return entry
 
 
 def create_access_entry(self):
@@ -755,10 +856,10 @@ def create_access_entry(self):
     entry_type = self._get_param("type") or "STANDARD"
     groups = self._get_param("kubernetesGroups") or []
     username = self._get_param("username")
-    match = re.fullmatch(r"arn:([^:]+):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)", principal_arn or "")
+    match = PRINCIPAL_ARN.fullmatch(principal_arn or "")
     if not match:
         raise InvalidParameterException(message=f"The specified principalArn is invalid: {principal_arn}")
-    partition, account, kind, name = match.groups()
+    kind = match.group(3)
     if entry_type not in NODE_ENTRY_TYPES | {"STANDARD"}:
         raise InvalidParameterException(message=f"The specified type is invalid: {entry_type}")
     if principal_arn in cluster.access_entries:
@@ -769,35 +870,22 @@ def create_access_entry(self):
                 raise InvalidParameterException(
                     message=f"The kubernetes group name {group} is invalid, it cannot start with system:"
                 )
-        if not username:
-            # AWS derives the user name from the principal; a role maps to its session.
-            username = f"arn:{partition}:sts::{account}:assumed-role/{name}/{{{{SessionName}}}}" if kind == "role" else principal_arn
     else:
         if kind != "role":
             raise InvalidParameterException(message=f"The principalArn must be an IAM role for type {entry_type}")
         if groups or username:
             raise InvalidParameterException(message=f"kubernetesGroups and username cannot be set for type {entry_type}")
-        # Node entries get the node identity EKS grants them (JOIN-02/03 in failure-modes.md).
-        session = "{{EC2PrivateDNSName}}" if entry_type.startswith("EC2") else "{{SessionName}}"
-        username, groups = f"system:node:{session}", ["system:nodes"]
-    now = utcnow()
-    entry = {
-        "clusterName": cluster.name,
-        "principalArn": principal_arn,
-        "kubernetesGroups": groups,
-        "accessEntryArn": f"{_arn_prefix(cluster)}:access-entry/{cluster.name}/{kind}/{account}/{name}/{uuid.uuid4()}",
-        "createdAt": now,
-        "modifiedAt": now,
-        "tags": self._get_param("tags") or {},
-        "username": username,
-        "type": entry_type,
-    }
-    cluster.access_entries[principal_arn] = entry
+    entry = _new_access_entry(cluster, principal_arn, entry_type, username, groups, self._get_param("tags"))
     return ActionResult({"accessEntry": entry})
 
 
 def list_access_entries(self):
-    entries, token = _page(self, list(_access_entry_cluster(self).access_entries))
+    cluster = _access_entry_cluster(self)
+    principals = list(cluster.access_entries)
+    policy_arn = self._get_param("associatedPolicyArn")
+    if policy_arn:
+        principals = [p for p in principals if policy_arn in cluster.access_policy_associations.get(p, {})]
+    entries, token = _page(self, principals)
     return ActionResult({"accessEntries": entries, "nextToken": token})
 
 
@@ -808,8 +896,204 @@ def describe_access_entry(self):
 
 def delete_access_entry(self):
     cluster = _access_entry_cluster(self)
-    del cluster.access_entries[_access_entry(cluster, self._get_param("principalArn"))["principalArn"]]
+    principal_arn = _access_entry(cluster, self._get_param("principalArn"))["principalArn"]
+    del cluster.access_entries[principal_arn]
+    cluster.access_policy_associations.pop(principal_arn, None)
     return EmptyResult()
+
+
+# EKS access policies: what `aws eks list-access-policies` answered in April 2026 (a real run's
+# output, in ARN order), plus AmazonEKSClusterInsightsPolicy, which the user guide documents
+# ("Review access policy permissions") but that listing did not show; it is accepted, not listed.
+ACCESS_POLICIES = [
+    "AIDevOpsAgentAccessPolicy",
+    "AmazonAIOpsAssistantPolicy",
+    "AmazonARCRegionSwitchScalingPolicy",
+    "AmazonEKSACKPolicy",
+    "AmazonEKSAdminPolicy",
+    "AmazonEKSAdminViewPolicy",
+    "AmazonEKSArgoCDClusterPolicy",
+    "AmazonEKSArgoCDPolicy",
+    "AmazonEKSAutoNodePolicy",
+    "AmazonEKSBlockStorageClusterPolicy",
+    "AmazonEKSBlockStoragePolicy",
+    "AmazonEKSClusterAdminPolicy",
+    "AmazonEKSComputeClusterPolicy",
+    "AmazonEKSComputePolicy",
+    "AmazonEKSEditPolicy",
+    "AmazonEKSEventPolicy",
+    "AmazonEKSHybridPolicy",
+    "AmazonEKSKROPolicy",
+    "AmazonEKSLoadBalancingClusterPolicy",
+    "AmazonEKSLoadBalancingPolicy",
+    "AmazonEKSNetworkingClusterPolicy",
+    "AmazonEKSNetworkingPolicy",
+    "AmazonEKSPodIdentityPolicy",
+    "AmazonEKSSecretAdminPolicy",
+    "AmazonEKSSecretReaderPolicy",
+    "AmazonEKSViewPolicy",
+    "AmazonEMRJobPolicy",
+    "AmazonSagemakerHyperpodClusterPolicy",
+    "AmazonSagemakerHyperpodControllerPolicy",
+    "AmazonSagemakerHyperpodSpacePolicy",
+    "AmazonSagemakerHyperpodSpaceTemplatePolicy",
+    "AmazonSagemakerHyperpodSystemNamespacePolicy",
+    "AmazonSagemakerHyperpodUserClusterPolicy",
+]
+KNOWN_ACCESS_POLICIES = set(ACCESS_POLICIES) | {"AmazonEKSClusterInsightsPolicy"}
+# "This policy is designated for AWS service-linked roles only and cannot be used with
+# customer-managed roles" (user guide, "Review access policy permissions"; awsdocs PR #1003).
+SERVICE_LINKED_ONLY_POLICIES = {
+    "AmazonEKSBlockStorageClusterPolicy",
+    "AmazonEKSBlockStoragePolicy",
+    "AmazonEKSClusterInsightsPolicy",
+    "AmazonEKSComputeClusterPolicy",
+    "AmazonEKSComputePolicy",
+    "AmazonEKSHybridPolicy",
+}
+# What EKS associates with the Auto Mode roles itself: every one of these policies' user guide
+# entries says "Amazon EKS automatically creates an access entry with this access policy for the
+# cluster IAM role when Auto Mode is enabled"; the node role gets AmazonEKSAutoNodePolicy.
+AUTO_MODE_CLUSTER_ROLE_POLICIES = [
+    "AmazonEKSBlockStorageClusterPolicy",
+    "AmazonEKSComputeClusterPolicy",
+    "AmazonEKSLoadBalancingClusterPolicy",
+    "AmazonEKSNetworkingClusterPolicy",
+    "AmazonEKSBlockStoragePolicy",
+    "AmazonEKSComputePolicy",
+    "AmazonEKSLoadBalancingPolicy",
+    "AmazonEKSNetworkingPolicy",
+]
+AUTO_MODE_NODE_POLICY = "AmazonEKSAutoNodePolicy"
+
+
+def _access_policy_arn(partition, name):
+    return f"arn:{partition}:eks::aws:cluster-access-policy/{name}"
+
+
+def _partition(cluster):
+    return cluster.arn.split(":")[1]
+
+
+def _policy_name(cluster, policy_arn):
+    """The access policy an ARN names, in the cluster's partition; anything else (a wrong
+    partition, a region or account in the ARN, an unknown name) is not found, as in AWS."""
+    prefix = _access_policy_arn(_partition(cluster), "")
+    name = (policy_arn or "")[len(prefix) :] if (policy_arn or "").startswith(prefix) else None
+    if name not in KNOWN_ACCESS_POLICIES:
+        # The message AWS gives for a malformed policy ARN (an AWS CLI run, quoted in a workshop's notes).
+        raise ResourceNotFoundException(message="The specified policyArn could not be found.")
+    return name
+
+
+def _policy_entry(self):
+    """The cluster and the access entry a policy call names. Node entries other than EC2 take no
+    policies: EKS answers ListAssociatedAccessPolicies on them with this InvalidParameterException
+    (seen by the ACK EKS controller, aws-controllers-k8s/community#2144); karpmoto gives the same for
+    Associate and Disassociate."""
+    cluster = _access_entry_cluster(self)
+    entry = _access_entry(cluster, self._get_param("principalArn"))
+    if entry["type"] in NO_POLICY_ENTRY_TYPES:
+        raise InvalidParameterException(
+            message='This operation can only be performed on Access Entries with a type of "STANDARD".'
+        )
+    return cluster, entry
+
+
+def _check_access_scope(scope):
+    scope_type = (scope or {}).get("type")
+    namespaces = (scope or {}).get("namespaces") or []
+    # The rules are the user guide's ("Associate access policies with access entries") and the
+    # AccessScope shape's; the messages are karpmoto's own.
+    if scope_type not in ("cluster", "namespace"):
+        raise InvalidParameterException(message=f"accessScope.type must be cluster or namespace, not {scope_type}")
+    if scope_type == "namespace" and not namespaces:
+        raise InvalidParameterException(message="accessScope.namespaces is required when accessScope.type is namespace")
+    if scope_type == "cluster" and namespaces:
+        raise InvalidParameterException(message="accessScope.namespaces must be empty when accessScope.type is cluster")
+    return {"type": scope_type, "namespaces": list(namespaces)}
+
+
+def _associate(cluster, principal_arn, policy_arn, scope):
+    """Associates (or re-scopes) a policy; the association keeps its associatedAt."""
+    associations = cluster.access_policy_associations.setdefault(principal_arn, {})
+    now = utcnow()
+    previous = associations.get(policy_arn)
+    association = {
+        "policyArn": policy_arn,
+        "accessScope": scope,
+        "associatedAt": previous["associatedAt"] if previous else now,
+        "modifiedAt": now,
+    }
+    associations[policy_arn] = association
+    return association
+
+
+def associate_access_policy(self):
+    cluster, entry = _policy_entry(self)
+    policy_arn = self._get_param("policyArn")
+    name = _policy_name(cluster, policy_arn)
+    if name in SERVICE_LINKED_ONLY_POLICIES and ":role/aws-service-role/" not in entry["principalArn"]:
+        # The message AWS gives (quoted in a user's Terraform notes for the Compute and
+        # BlockStorage cluster policies).
+        raise InvalidParameterException(message="The specified policyArn can only be associated with service-linked roles")
+    scope = _check_access_scope(self._get_param("accessScope"))
+    association = _associate(cluster, entry["principalArn"], policy_arn, scope)
+    return ActionResult(
+        {"clusterName": cluster.name, "principalArn": entry["principalArn"], "associatedAccessPolicy": association}
+    )
+
+
+def list_associated_access_policies(self):
+    cluster, entry = _policy_entry(self)
+    associations = list(cluster.access_policy_associations.get(entry["principalArn"], {}).values())
+    page, token = _page(self, associations)
+    return ActionResult(
+        {
+            "clusterName": cluster.name,
+            "principalArn": entry["principalArn"],
+            "associatedAccessPolicies": page,
+            "nextToken": token,
+        }
+    )
+
+
+def disassociate_access_policy(self):
+    cluster, entry = _policy_entry(self)
+    associations = cluster.access_policy_associations.get(entry["principalArn"], {})
+    policy_arn = self._get_param("policyArn")
+    if policy_arn not in associations:
+        raise ResourceNotFoundException(message="The specified policyArn could not be found.")
+    del associations[policy_arn]
+    return EmptyResult()
+
+
+def list_access_policies(self):
+    partition = self.partition
+    policies = [{"name": name, "arn": _access_policy_arn(partition, name)} for name in ACCESS_POLICIES]
+    page, token = _page(self, policies)
+    return ActionResult({"accessPolicies": page, "nextToken": token})
+
+
+def _auto_mode_access_entries(cluster, cluster_role, node_role):
+    """The access entries EKS makes when Auto Mode compute is enabled: the cluster IAM role
+    (STANDARD) with the Auto Mode cluster policies, and, when the built-in pools are used, the node
+    role (type EC2) with AmazonEKSAutoNodePolicy ("EKS automatically creates an Access Entry for the
+    Node IAM Role during cluster creation", user guide, create-node-class), all at cluster scope. A
+    principal that already has an entry keeps it as it is."""
+    partition = _partition(cluster)
+    scope = {"type": "cluster", "namespaces": []}
+    wanted = []
+    if cluster_role:
+        wanted.append((cluster.role_arn, "STANDARD", AUTO_MODE_CLUSTER_ROLE_POLICIES))
+    if node_role:
+        wanted.append((node_role, "EC2", [AUTO_MODE_NODE_POLICY]))
+    for principal_arn, entry_type, policies in wanted:
+        if not PRINCIPAL_ARN.fullmatch(principal_arn or "") or principal_arn in cluster.access_entries:
+            continue
+        _new_access_entry(cluster, principal_arn, entry_type)
+        for name in policies:
+            _associate(cluster, principal_arn, _access_policy_arn(partition, name), dict(scope))
 
 
 def _association(cluster, association_id):
@@ -917,7 +1201,10 @@ def delete_addon(self):
 # The decoded path of a principal ARN contains '/', hence '.+' for it.
 EKS_PATHS = {
     "{0}/clusters/(?P<name>[^/]+)/access-entries$": EKSResponse.dispatch,
+    # Also AssociateAccessPolicy & co. (.../{principalArn}/access-policies[/{policyArn}]): moto
+    # splits the encoded path by botocore's model, where the ARNs' '/' are still %2F.
     "{0}/clusters/(?P<name>[^/]+)/access-entries/(?P<principalArn>.+)$": EKSResponse.dispatch,
+    "{0}/access-policies$": EKSResponse.dispatch,
     "{0}/clusters/(?P<name>[^/]+)/pod-identity-associations$": EKSResponse.dispatch,
     "{0}/clusters/(?P<name>[^/]+)/pod-identity-associations/(?P<associationId>[^/]+)$": EKSResponse.dispatch,
     "{0}/clusters/(?P<name>[^/]+)/addons$": EKSResponse.dispatch,
@@ -1925,6 +2212,10 @@ def install():
         list_access_entries,
         describe_access_entry,
         delete_access_entry,
+        associate_access_policy,
+        list_associated_access_policies,
+        disassociate_access_policy,
+        list_access_policies,
         create_pod_identity_association,
         list_pod_identity_associations,
         describe_pod_identity_association,

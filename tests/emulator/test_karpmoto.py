@@ -481,17 +481,31 @@ def test_eks_auto_mode_round_trip_and_its_rules(aws, account):
     assert cluster["storageConfig"] == {"blockStorage": {"enabled": True}}
     assert cluster["kubernetesNetworkConfig"]["elasticLoadBalancing"] == {"enabled": True}
     assert cluster["kubernetesNetworkConfig"]["serviceIpv4Cidr"] == "172.20.0.0/16"
-    # The three capabilities go together; built-in pools need a node role; access entries stay on.
+    # The three capabilities go together; built-in pools and a node role come together (with EKS's
+    # own messages); access entries stay on.
     refused = [
-        dict(auto, storageConfig={"blockStorage": {"enabled": False}}),
-        dict(auto, computeConfig={"enabled": True, "nodePools": ["system"]}),
-        dict(auto, computeConfig={"enabled": True, "nodePools": ["gpu"], "nodeRoleArn": role}),
-        dict(auto, accessConfig={"authenticationMode": "CONFIG_MAP"}),
+        (dict(auto, storageConfig={"blockStorage": {"enabled": False}}), None),
+        (
+            dict(auto, computeConfig={"enabled": True, "nodePools": ["system"]}),
+            "When Compute Config nodeRoleArn is null or empty, nodePool list cannot be populated.",
+        ),
+        (
+            dict(auto, computeConfig={"enabled": True, "nodeRoleArn": role}),
+            "When Compute Config nodeRoleArn is not null or empty, nodePool value(s) must be provided.",
+        ),
+        (
+            dict(auto, computeConfig={"enabled": True, "nodePools": [], "nodeRoleArn": role}),
+            "When Compute Config nodeRoleArn is not null or empty, nodePool value(s) must be provided.",
+        ),
+        (dict(auto, computeConfig={"enabled": True, "nodePools": ["gpu"], "nodeRoleArn": role}), None),
+        (dict(auto, accessConfig={"authenticationMode": "CONFIG_MAP"}), None),
     ]
-    for i, request in enumerate(refused):
+    for i, (request, message) in enumerate(refused):
         with pytest.raises(ClientError) as err:
             make_cluster(eks, f"refused-{i}", **request)
         assert_error(err, "InvalidParameterException", 400)
+        if message:
+            assert err.value.response["Error"]["Message"] == message
         with pytest.raises(ClientError):
             eks.describe_cluster(name=f"refused-{i}")
 
@@ -530,6 +544,7 @@ def test_eks_access_entries(aws, account):
     with pytest.raises(ClientError) as err:
         eks.describe_access_entry(clusterName="demo", principalArn=node_role)
     assert_error(err, "ResourceNotFoundException", 404)
+    assert err.value.response["Error"]["Message"] == ENTRY_NOT_FOUND
     with pytest.raises(ClientError) as err:
         eks.list_access_entries(clusterName="missing")
     assert_error(err, "ResourceNotFoundException", 404)
@@ -541,6 +556,356 @@ def test_eks_access_entries_need_api_mode(aws):
     with pytest.raises(ClientError) as err:
         eks.list_access_entries(clusterName="demo")
     assert_error(err, "InvalidRequestException", 400)
+
+
+ENTRY_NOT_FOUND = (
+    "The specified principalArn could not be found. You can view your available access entries with 'list-access-entries'."
+)
+NODE_ENTRY_REFUSED = 'This operation can only be performed on Access Entries with a type of "STANDARD".'
+
+
+def access_policy(name, partition="aws"):
+    return f"arn:{partition}:eks::aws:cluster-access-policy/{name}"
+
+
+def associated(eks, principal, cluster="demo", **kwargs):
+    """policy ARN -> accessScope of every policy associated with the entry."""
+    answer = eks.list_associated_access_policies(clusterName=cluster, principalArn=principal, **kwargs)
+    assert (answer["clusterName"], answer["principalArn"]) == (cluster, principal)
+    return {p["policyArn"]: p["accessScope"] for p in answer["associatedAccessPolicies"]}
+
+
+def test_eks_node_type_entries_get_the_node_identity(aws, account):
+    eks = aws("eks")
+    make_cluster(eks, accessConfig={"authenticationMode": "API"})
+    expected = {
+        "EC2_LINUX": "system:node:{{EC2PrivateDNSName}}",
+        "EC2_WINDOWS": "system:node:{{EC2PrivateDNSName}}",
+        # Auto Mode nodes are named by instance id: EKS maps the session (a real describe-access-entry).
+        "EC2": "system:node:{{SessionName}}",
+        "FARGATE_LINUX": "system:node:{{SessionName}}",
+        "HYBRID_LINUX": "system:node:{{SessionName}}",
+        "HYPERPOD_LINUX": "system:node:{{SessionName}}",
+    }
+    for kind, username in expected.items():
+        role = f"arn:aws:iam::{account}:role/nodes-{kind.lower()}"
+        entry = eks.create_access_entry(clusterName="demo", principalArn=role, type=kind)["accessEntry"]
+        assert (entry["type"], entry["username"], entry["kubernetesGroups"]) == (kind, username, ["system:nodes"])
+    with pytest.raises(ClientError) as err:
+        eks.create_access_entry(clusterName="demo", principalArn=f"arn:aws:iam::{account}:role/x", type="EC2_MAC")
+    assert_error(err, "InvalidParameterException", 400)
+
+
+def test_eks_access_policies_associate_list_rescope_and_disassociate(aws, account):
+    eks = aws("eks")
+    make_cluster(eks, accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"})
+    admin = f"arn:aws:iam::{account}:role/team/admin"  # the path survives the URL encoding
+    viewer = f"arn:aws:iam::{account}:user/viewer"
+    eks.create_access_entry(clusterName="demo", principalArn=admin)
+    eks.create_access_entry(clusterName="demo", principalArn=viewer)
+    assert associated(eks, admin) == {}
+
+    answer = eks.associate_access_policy(
+        clusterName="demo",
+        principalArn=admin,
+        policyArn=access_policy("AmazonEKSClusterAdminPolicy"),
+        accessScope={"type": "cluster"},
+    )
+    assert (answer["clusterName"], answer["principalArn"]) == ("demo", admin)
+    first = answer["associatedAccessPolicy"]
+    assert first["policyArn"] == access_policy("AmazonEKSClusterAdminPolicy")
+    # A cluster scope comes back with an empty namespace list, as in AWS's examples.
+    assert first["accessScope"] == {"type": "cluster", "namespaces": []}
+    assert first["associatedAt"] == first["modifiedAt"]
+
+    edit = eks.associate_access_policy(
+        clusterName="demo",
+        principalArn=admin,
+        policyArn=access_policy("AmazonEKSEditPolicy"),
+        accessScope={"type": "namespace", "namespaces": ["dev-*", "karpenter"]},
+    )["associatedAccessPolicy"]
+    assert edit["accessScope"] == {"type": "namespace", "namespaces": ["dev-*", "karpenter"]}
+    assert associated(eks, admin) == {
+        access_policy("AmazonEKSClusterAdminPolicy"): {"type": "cluster", "namespaces": []},
+        access_policy("AmazonEKSEditPolicy"): {"type": "namespace", "namespaces": ["dev-*", "karpenter"]},
+    }
+
+    # Associating the same policy again changes its scope: one association, a new modifiedAt.
+    time.sleep(0.01)
+    again = eks.associate_access_policy(
+        clusterName="demo",
+        principalArn=admin,
+        policyArn=access_policy("AmazonEKSEditPolicy"),
+        accessScope={"type": "namespace", "namespaces": ["karpenter"]},
+    )["associatedAccessPolicy"]
+    assert again["associatedAt"] == edit["associatedAt"]
+    assert again["modifiedAt"] > edit["modifiedAt"]
+    assert associated(eks, admin)[access_policy("AmazonEKSEditPolicy")] == {"type": "namespace", "namespaces": ["karpenter"]}
+    assert len(associated(eks, admin)) == 2
+
+    # Paging, as every EKS list does.
+    page = eks.list_associated_access_policies(clusterName="demo", principalArn=admin, maxResults=1)
+    assert len(page["associatedAccessPolicies"]) == 1 and page["nextToken"]
+    rest = eks.list_associated_access_policies(
+        clusterName="demo", principalArn=admin, maxResults=1, nextToken=page["nextToken"]
+    )
+    assert "nextToken" not in rest
+    assert {p["policyArn"] for p in page["associatedAccessPolicies"] + rest["associatedAccessPolicies"]} == set(
+        associated(eks, admin)
+    )
+    paged = eks.get_paginator("list_associated_access_policies").paginate(
+        clusterName="demo", principalArn=admin, PaginationConfig={"PageSize": 1}
+    )
+    assert sum(len(p["associatedAccessPolicies"]) for p in paged) == 2
+
+    # ListAccessEntries filters by an associated policy.
+    eks.associate_access_policy(
+        clusterName="demo", principalArn=viewer, policyArn=access_policy("AmazonEKSViewPolicy"), accessScope={"type": "cluster"}
+    )
+    by_policy = eks.list_access_entries(clusterName="demo", associatedPolicyArn=access_policy("AmazonEKSViewPolicy"))
+    assert by_policy["accessEntries"] == [viewer]
+    assert sorted(eks.list_access_entries(clusterName="demo")["accessEntries"]) == sorted([admin, viewer])
+
+    eks.disassociate_access_policy(clusterName="demo", principalArn=admin, policyArn=access_policy("AmazonEKSEditPolicy"))
+    assert associated(eks, admin) == {access_policy("AmazonEKSClusterAdminPolicy"): {"type": "cluster", "namespaces": []}}
+    with pytest.raises(ClientError) as err:
+        eks.disassociate_access_policy(clusterName="demo", principalArn=admin, policyArn=access_policy("AmazonEKSEditPolicy"))
+    assert_error(err, "ResourceNotFoundException", 404)
+
+    # Deleting the entry drops its associations; a new entry for the principal starts empty.
+    eks.delete_access_entry(clusterName="demo", principalArn=viewer)
+    eks.create_access_entry(clusterName="demo", principalArn=viewer)
+    assert associated(eks, viewer) == {}
+
+
+def test_eks_access_policy_calls_are_validated_like_eks(aws, account):
+    eks = aws("eks")
+    make_cluster(eks, accessConfig={"authenticationMode": "API"})
+    role = f"arn:aws:iam::{account}:role/admin"
+    eks.create_access_entry(clusterName="demo", principalArn=role)
+    view = access_policy("AmazonEKSViewPolicy")
+
+    def associate(policy_arn=view, scope=None, principal=role, cluster="demo"):
+        with pytest.raises(ClientError) as err:
+            eks.associate_access_policy(
+                clusterName=cluster, principalArn=principal, policyArn=policy_arn, accessScope=scope or {"type": "cluster"}
+            )
+        return err
+
+    assert_error(associate(cluster="missing"), "ResourceNotFoundException", 404)
+    err = associate(principal=f"arn:aws:iam::{account}:role/nobody")
+    assert_error(err, "ResourceNotFoundException", 404)
+    assert err.value.response["Error"]["Message"] == ENTRY_NOT_FOUND
+    with pytest.raises(ClientError) as err:
+        eks.list_associated_access_policies(clusterName="demo", principalArn=f"arn:aws:iam::{account}:role/nobody")
+    assert_error(err, "ResourceNotFoundException", 404)
+
+    # Anything but a known policy ARN of the cluster's partition is not found, as in AWS.
+    for bad in [
+        access_policy("AmazonEKSMadeUpPolicy"),
+        "arn:aws:eks:::cluster-access-policy/AmazonEKSViewPolicy",
+        f"arn:aws:eks:{REGION}:aws:cluster-access-policy/AmazonEKSViewPolicy",
+        access_policy("AmazonEKSViewPolicy", partition="aws-cn"),
+        "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+    ]:
+        err = associate(policy_arn=bad)
+        assert_error(err, "ResourceNotFoundException", 404)
+        assert err.value.response["Error"]["Message"] == "The specified policyArn could not be found."
+
+    # Policies reserved for service-linked roles.
+    for reserved in ["AmazonEKSComputeClusterPolicy", "AmazonEKSBlockStorageClusterPolicy", "AmazonEKSHybridPolicy"]:
+        err = associate(policy_arn=access_policy(reserved))
+        assert_error(err, "InvalidParameterException", 400)
+        assert err.value.response["Error"]["Message"] == (
+            "The specified policyArn can only be associated with service-linked roles"
+        )
+    # AmazonEKSLoadBalancingClusterPolicy is not reserved.
+    eks.associate_access_policy(
+        clusterName="demo",
+        principalArn=role,
+        policyArn=access_policy("AmazonEKSLoadBalancingClusterPolicy"),
+        accessScope={"type": "cluster"},
+    )
+
+    # Scopes: cluster or namespace; a namespace scope names namespaces.
+    for scope in [
+        {"type": "namespace"},
+        {"type": "namespace", "namespaces": []},
+        {"type": "cluster", "namespaces": ["default"]},
+        {"type": "everything"},
+        {"namespaces": ["default"]},
+    ]:
+        assert_error(associate(scope=scope), "InvalidParameterException", 400)
+    assert view not in associated(eks, role)
+
+    # Node entries take no policies (EC2, Auto Mode's node type, does: below).
+    for kind in ["EC2_LINUX", "EC2_WINDOWS", "FARGATE_LINUX", "HYBRID_LINUX", "HYPERPOD_LINUX"]:
+        node = f"arn:aws:iam::{account}:role/node-{kind.lower()}"
+        eks.create_access_entry(clusterName="demo", principalArn=node, type=kind)
+        err = associate(principal=node, policy_arn=access_policy("AmazonEKSAutoNodePolicy"))
+        assert_error(err, "InvalidParameterException", 400)
+        assert err.value.response["Error"]["Message"] == NODE_ENTRY_REFUSED
+        with pytest.raises(ClientError) as err:
+            eks.list_associated_access_policies(clusterName="demo", principalArn=node)
+        assert_error(err, "InvalidParameterException", 400)
+        assert err.value.response["Error"]["Message"] == NODE_ENTRY_REFUSED
+    auto_node = f"arn:aws:iam::{account}:role/auto-node"
+    eks.create_access_entry(clusterName="demo", principalArn=auto_node, type="EC2")
+    eks.associate_access_policy(
+        clusterName="demo",
+        principalArn=auto_node,
+        policyArn=access_policy("AmazonEKSAutoNodePolicy"),
+        accessScope={"type": "cluster"},
+    )
+    assert associated(eks, auto_node) == {access_policy("AmazonEKSAutoNodePolicy"): {"type": "cluster", "namespaces": []}}
+
+    # A ConfigMap-only cluster has no access entries to speak of.
+    make_cluster(eks, "legacy")
+    with pytest.raises(ClientError) as err:
+        eks.list_associated_access_policies(clusterName="legacy", principalArn=role)
+    assert_error(err, "InvalidRequestException", 400)
+
+
+def test_eks_list_access_policies(aws):
+    eks = aws("eks")
+    first = eks.list_access_policies(maxResults=5)
+    assert len(first["accessPolicies"]) == 5 and first["nextToken"]
+    policies = [p for page in eks.get_paginator("list_access_policies").paginate() for p in page["accessPolicies"]]
+    names = [p["name"] for p in policies]
+    assert names == sorted(names) and len(names) == len(set(names))
+    for p in policies:
+        assert p["arn"] == access_policy(p["name"])
+    for name in [
+        "AmazonEKSClusterAdminPolicy",
+        "AmazonEKSAdminPolicy",
+        "AmazonEKSAdminViewPolicy",
+        "AmazonEKSEditPolicy",
+        "AmazonEKSViewPolicy",
+        "AmazonEKSAutoNodePolicy",
+        "AmazonEKSBlockStorageClusterPolicy",
+        "AmazonEKSComputeClusterPolicy",
+        "AmazonEKSLoadBalancingClusterPolicy",
+        "AmazonEKSNetworkingClusterPolicy",
+        "AmazonEKSHybridPolicy",
+    ]:
+        assert name in names
+    assert first["accessPolicies"] == policies[:5]
+
+
+AUTO_CLUSTER_ROLE_POLICIES = {
+    access_policy(name): {"type": "cluster", "namespaces": []}
+    for name in [
+        "AmazonEKSBlockStorageClusterPolicy",
+        "AmazonEKSComputeClusterPolicy",
+        "AmazonEKSLoadBalancingClusterPolicy",
+        "AmazonEKSNetworkingClusterPolicy",
+        "AmazonEKSBlockStoragePolicy",
+        "AmazonEKSComputePolicy",
+        "AmazonEKSLoadBalancingPolicy",
+        "AmazonEKSNetworkingPolicy",
+    ]
+}
+CLUSTER_ROLE = "arn:aws:iam::123456789012:role/eks-cluster"  # make_cluster's
+
+
+def auto_mode(node_role=None, pools=("general-purpose", "system")):
+    compute = {"enabled": True}
+    if node_role:
+        compute.update(nodePools=list(pools), nodeRoleArn=node_role)
+    return dict(
+        computeConfig=compute,
+        storageConfig={"blockStorage": {"enabled": True}},
+        kubernetesNetworkConfig={"elasticLoadBalancing": {"enabled": True}},
+    )
+
+
+def test_eks_auto_mode_makes_the_access_entries_eks_makes(aws, account):
+    eks = aws("eks")
+    node_role = f"arn:aws:iam::{account}:role/AmazonEKSAutoNodeRole"
+    make_cluster(eks, accessConfig={"authenticationMode": "API"}, **auto_mode(node_role))
+    assert sorted(eks.list_access_entries(clusterName="demo")["accessEntries"]) == sorted([CLUSTER_ROLE, node_role])
+
+    node = eks.describe_access_entry(clusterName="demo", principalArn=node_role)["accessEntry"]
+    assert (node["type"], node["username"], node["kubernetesGroups"]) == (
+        "EC2",
+        "system:node:{{SessionName}}",
+        ["system:nodes"],
+    )
+    assert associated(eks, node_role) == {access_policy("AmazonEKSAutoNodePolicy"): {"type": "cluster", "namespaces": []}}
+    cluster_role = eks.describe_access_entry(clusterName="demo", principalArn=CLUSTER_ROLE)["accessEntry"]
+    assert (cluster_role["type"], cluster_role["username"], cluster_role["kubernetesGroups"]) == (
+        "STANDARD",
+        "arn:aws:sts::123456789012:assumed-role/eks-cluster/{{SessionName}}",
+        [],
+    )
+    assert associated(eks, CLUSTER_ROLE) == AUTO_CLUSTER_ROLE_POLICIES
+    assert eks.list_access_entries(
+        clusterName="demo", associatedPolicyArn=access_policy("AmazonEKSAutoNodePolicy")
+    )["accessEntries"] == [node_role]
+
+    # One principal, one entry: creating the node role's entry again is refused.
+    with pytest.raises(ClientError) as err:
+        eks.create_access_entry(clusterName="demo", principalArn=node_role, type="EC2")
+    assert_error(err, "ResourceInUseException", 409)
+    # A test can still take the entry away to build a broken cluster.
+    eks.delete_access_entry(clusterName="demo", principalArn=node_role)
+    assert eks.list_access_entries(clusterName="demo")["accessEntries"] == [CLUSTER_ROLE]
+
+    # Without built-in pools there is no node role, so only the cluster role's entry.
+    make_cluster(eks, "custom-pools", accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"}, **auto_mode())
+    assert eks.list_access_entries(clusterName="custom-pools")["accessEntries"] == [CLUSTER_ROLE]
+    # Without Auto Mode, none.
+    make_cluster(eks, "classic", accessConfig={"authenticationMode": "API"})
+    assert eks.list_access_entries(clusterName="classic")["accessEntries"] == []
+
+
+def test_eks_auto_mode_enabled_by_update_cluster_config(aws, account):
+    eks = aws("eks")
+    node_role = f"arn:aws:iam::{account}:role/AmazonEKSAutoNodeRole"
+    make_cluster(eks, accessConfig={"authenticationMode": "API"})
+    make_cluster(eks, "legacy")  # CONFIG_MAP
+    # All three capabilities in one request; a ConfigMap-only cluster cannot have Auto Mode.
+    for name, request in [
+        ("demo", dict(computeConfig={"enabled": True})),
+        ("demo", dict(auto_mode(node_role), storageConfig={"blockStorage": {"enabled": False}})),
+        ("legacy", auto_mode(node_role)),
+    ]:
+        with pytest.raises(ClientError) as err:
+            eks.update_cluster_config(name=name, **request)
+        assert_error(err, "InvalidParameterException", 400)
+    assert "computeConfig" not in eks.describe_cluster(name="demo")["cluster"]
+    assert eks.list_access_entries(clusterName="demo")["accessEntries"] == []
+
+    eks.update_cluster_config(name="demo", **auto_mode(node_role))
+    cluster = eks.describe_cluster(name="demo")["cluster"]
+    assert cluster["computeConfig"] == {"enabled": True, "nodePools": ["general-purpose", "system"], "nodeRoleArn": node_role}
+    assert cluster["storageConfig"] == {"blockStorage": {"enabled": True}}
+    assert cluster["kubernetesNetworkConfig"]["elasticLoadBalancing"] == {"enabled": True}
+    assert cluster["kubernetesNetworkConfig"]["serviceIpv4Cidr"] == "172.20.0.0/16"
+    assert associated(eks, node_role) == {access_policy("AmazonEKSAutoNodePolicy"): {"type": "cluster", "namespaces": []}}
+    assert associated(eks, CLUSTER_ROLE) == AUTO_CLUSTER_ROLE_POLICIES
+
+    # The node role is fixed once compute is on; the pools can change without restating it.
+    with pytest.raises(ClientError) as err:
+        eks.update_cluster_config(
+            name="demo",
+            computeConfig={"enabled": True, "nodePools": ["system"], "nodeRoleArn": f"arn:aws:iam::{account}:role/other"},
+        )
+    assert_error(err, "InvalidParameterException", 400)
+    eks.update_cluster_config(name="demo", computeConfig={"enabled": True, "nodePools": ["system"]})
+    assert eks.describe_cluster(name="demo")["cluster"]["computeConfig"] == {
+        "enabled": True,
+        "nodePools": ["system"],
+        "nodeRoleArn": node_role,
+    }
+
+    # An Auto Mode cluster without built-in pools that adds them later gets the node role's entry then.
+    make_cluster(eks, "late", accessConfig={"authenticationMode": "API"}, **auto_mode())
+    assert eks.list_access_entries(clusterName="late")["accessEntries"] == [CLUSTER_ROLE]
+    eks.update_cluster_config(
+        name="late", computeConfig={"enabled": True, "nodePools": ["general-purpose"], "nodeRoleArn": node_role}
+    )
+    assert sorted(eks.list_access_entries(clusterName="late")["accessEntries"]) == sorted([CLUSTER_ROLE, node_role])
 
 
 def test_eks_pod_identity_associations(aws, account):

@@ -396,6 +396,8 @@ async fn removing_each_permission_leaves_only_the_checks_that_need_it_unknown() 
         ("pending-volume-in-zone-without-subnet", false),
         // A pending pod with a zone spread: the bound pods it selects and the nodes' zones.
         ("pending-spread-zone-without-subnet", false),
+        // EKS Auto Mode: its NodeClasses and a node role's access policies.
+        ("healthy-auto-mode-custom-nodeclass", false),
     ];
     for (name, every) in scenarios {
         let wanted = |exercised: &BTreeSet<String>, p: &str| every || !exercised.contains(p);

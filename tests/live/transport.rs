@@ -199,9 +199,10 @@ async fn a_stalled_aws_endpoint_is_bounded_and_kubernetes_checks_still_conclude(
         passed,
         [
             "KD1001", "KD1002", "KD1003", "KD1005", "KD1006", "KD1007", "KD1008", "KD1009",
-            "KD3006", "KD3008", "KD4001", "KD4002", "KD4004", "KD4005", "KD4101", "KD4102",
-            "KD4103", "KD4104", "KD5007", "KD5008", "KD6001", "KD6002", "KD6003", "KD6004",
-            "KD6006", "KD6007", "KD6008", "KD7003", "KD8001", "KD8002", "KD8003", "KD9001"
+            "KD2301", "KD3006", "KD3008", "KD3101", "KD4001", "KD4002", "KD4004", "KD4005",
+            "KD4101", "KD4102", "KD4103", "KD4104", "KD4201", "KD5007", "KD5008", "KD5101",
+            "KD6001", "KD6002", "KD6003", "KD6004", "KD6006", "KD6007", "KD6008", "KD7003",
+            "KD8001", "KD8002", "KD8003", "KD9001"
         ],
         "{report}"
     );

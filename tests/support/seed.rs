@@ -129,7 +129,12 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
         create
             .name(v["name"].as_str().unwrap())
             .set_version(v["version"].as_str().map(str::to_string))
-            .role_arn(format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/eks-cluster"))
+            .role_arn(
+                v["roleArn"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("arn:aws:iam::{FIXTURE_ACCOUNT}:role/eks-cluster")),
+            )
             .resources_vpc_config(vpc)
             .kubernetes_network_config(network)
             .access_config(
@@ -272,10 +277,54 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
     for f in of(&facts, "eksAccessEntries") {
         let cluster = f["fact"]["eksAccessEntries"]["cluster"].as_str().unwrap();
         for e in f["value"].as_array().unwrap() {
+            let principal = e["principalArn"].as_str().unwrap();
+            let kind = e["type"].as_str().unwrap();
+            // EKS made the Auto Mode entries itself when the cluster was created: they must
+            // be what the recording shows, not made twice.
+            if let Ok(have) = eks
+                .describe_access_entry()
+                .cluster_name(cluster)
+                .principal_arn(principal)
+                .send()
+                .await
+            {
+                let have = have.access_entry().and_then(|a| a.r#type()).unwrap_or("");
+                assert_eq!(have, kind, "{principal}: the emulator made another entry");
+                continue;
+            }
             eks.create_access_entry()
                 .cluster_name(cluster)
-                .principal_arn(e["principalArn"].as_str().unwrap())
-                .r#type(e["type"].as_str().unwrap())
+                .principal_arn(principal)
+                .r#type(kind)
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    for f in of(&facts, "eksAccessPolicies") {
+        let key = &f["fact"]["eksAccessPolicies"];
+        let (cluster, principal) = (
+            key["cluster"].as_str().unwrap(),
+            key["principal"].as_str().unwrap(),
+        );
+        for p in f["value"].as_array().into_iter().flatten() {
+            let namespaces: Vec<String> = p["namespaces"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect();
+            let scope = aws_sdk_eks::types::AccessScope::builder()
+                .r#type(aws_sdk_eks::types::AccessScopeType::from(
+                    p["scope"].as_str().unwrap(),
+                ))
+                .set_namespaces((!namespaces.is_empty()).then_some(namespaces))
+                .build();
+            eks.associate_access_policy()
+                .cluster_name(cluster)
+                .principal_arn(principal)
+                .policy_arn(p["policyArn"].as_str().unwrap())
+                .access_scope(scope)
                 .send()
                 .await
                 .unwrap();

@@ -25,6 +25,7 @@ pub(super) async fn cluster(eks: &Client, name: &str) -> Result<Value, FactError
         "name": c.name().unwrap_or_default(),
         "arn": c.arn().unwrap_or_default(),
         "version": c.version().unwrap_or_default(),
+        "roleArn": c.role_arn(),
         "endpoint": c.endpoint().unwrap_or_default(),
         "status": c.status().map(|s| s.as_str().to_string()).unwrap_or_default(),
         "oidcIssuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer()),
@@ -176,6 +177,33 @@ pub(super) async fn access_entries(eks: &Client, cluster: &str) -> Result<Value,
                 "type": a.r#type().unwrap_or_default(),
                 "username": a.username().unwrap_or_default(),
                 "kubernetesGroups": a.kubernetes_groups(),
+            }));
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// The access policies associated with one access entry (paged).
+pub(super) async fn access_policies(
+    eks: &Client,
+    cluster: &str,
+    principal: &str,
+) -> Result<Value, FactError> {
+    let mut out = Vec::new();
+    let mut pages = eks
+        .list_associated_access_policies()
+        .cluster_name(cluster)
+        .principal_arn(principal)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| aws_error("eks:ListAssociatedAccessPolicies", e))?;
+        for p in page.associated_access_policies() {
+            let scope = p.access_scope();
+            out.push(json!({
+                "policyArn": p.policy_arn().unwrap_or_default(),
+                "scope": scope.and_then(|s| s.r#type()).map(|t| t.as_str()).unwrap_or_default(),
+                "namespaces": scope.map(|s| s.namespaces()).unwrap_or_default(),
             }));
         }
     }

@@ -87,6 +87,24 @@ pub(super) async fn attached_role_policies(
     Ok(Value::Array(out))
 }
 
+/// The names of a role's inline policies.
+pub(super) async fn role_policy_names(
+    iam: &aws_sdk_iam::Client,
+    role: &str,
+) -> Result<Value, FactError> {
+    let mut pages = iam
+        .list_role_policies()
+        .role_name(role)
+        .into_paginator()
+        .send();
+    let mut out = Vec::new();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| aws_error("iam:ListRolePolicies", e))?;
+        out.extend(page.policy_names().iter().cloned());
+    }
+    Ok(json!(out))
+}
+
 /// The account's OIDC identity providers: listed, then each read for its URL and audiences.
 pub(super) async fn oidc_providers(iam: &aws_sdk_iam::Client) -> Result<Value, FactError> {
     let listed = iam

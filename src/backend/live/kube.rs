@@ -848,6 +848,7 @@ pub const MUTATING_WEBHOOKS: KubeResource = v1(
 pub const NODEPOOLS: KubeResource = v1("karpenter.sh", "NodePool", "nodepools");
 pub const NODECLAIMS: KubeResource = v1("karpenter.sh", "NodeClaim", "nodeclaims");
 pub const EC2NODECLASSES: KubeResource = v1("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses");
+pub const AUTO_NODECLASSES: KubeResource = v1("eks.amazonaws.com", "NodeClass", "nodeclasses");
 
 const fn v1beta1(resource: KubeResource) -> KubeResource {
     KubeResource {

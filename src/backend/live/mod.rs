@@ -324,8 +324,8 @@ impl Live {
     /// debug build's task stack.
     async fn fetch_unbounded(&self, key: &FactKey) -> Result<Stored, FactError> {
         use kube::{
-            CRDS, EC2NODECLASSES_SERVED, NODECLAIMS_SERVED, NODEPOOLS_SERVED, NODES,
-            SERVICEACCOUNTS, SERVICES,
+            AUTO_NODECLASSES, CRDS, EC2NODECLASSES_SERVED, NODECLAIMS_SERVED, NODEPOOLS_SERVED,
+            NODES, SERVICEACCOUNTS, SERVICES,
         };
         let (k, aws) = (|| self.kube(), || self.aws());
         let fetch: BoxFuture<'_, Result<Stored, FactError>> = match key {
@@ -357,6 +357,7 @@ impl Live {
                 .boxed(),
             FactKey::NodePools => kube::list_served(k()?, &NODEPOOLS_SERVED).boxed(),
             FactKey::Ec2NodeClasses => kube::list_served(k()?, &EC2NODECLASSES_SERVED).boxed(),
+            FactKey::AutoNodeClasses => kube::list_served(k()?, &[AUTO_NODECLASSES]).boxed(),
             FactKey::NodeClaims => kube::list_served(k()?, &NODECLAIMS_SERVED).boxed(),
             FactKey::ServiceAccount { namespace, name } => {
                 kube::get_object(k()?, &SERVICEACCOUNTS, Some(namespace), name)
@@ -427,6 +428,9 @@ impl Live {
                     .map_ok(Stored::Tree)
                     .boxed()
             }
+            FactKey::IamRolePolicyNames { role } => iam::role_policy_names(&aws()?.iam, role)
+                .map_ok(Stored::Tree)
+                .boxed(),
             FactKey::OidcProviders => iam::oidc_providers(&aws()?.iam)
                 .map_ok(Stored::Tree)
                 .boxed(),
@@ -457,6 +461,11 @@ impl Live {
             FactKey::EksAccessEntries { cluster } => eks::access_entries(&aws()?.eks, cluster)
                 .map_ok(Stored::Tree)
                 .boxed(),
+            FactKey::EksAccessPolicies { cluster, principal } => {
+                eks::access_policies(&aws()?.eks, cluster, principal)
+                    .map_ok(Stored::Tree)
+                    .boxed()
+            }
             FactKey::EksFargateProfiles { cluster } => eks::fargate_profiles(&aws()?.eks, cluster)
                 .map_ok(Stored::Tree)
                 .boxed(),

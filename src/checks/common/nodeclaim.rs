@@ -88,6 +88,10 @@ pub fn pool_class<'c>(
     pool: &crate::model::NodePool,
     classes: &'c [crate::model::Ec2NodeClass],
 ) -> Option<&'c crate::model::Ec2NodeClass> {
+    // An Auto Mode pool's class is EKS's NodeClass, never an EC2NodeClass of the same name.
+    if pool.is_auto_mode() {
+        return None;
+    }
     let name = pool
         .spec
         .template

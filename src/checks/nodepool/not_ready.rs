@@ -5,11 +5,12 @@
 use crate::check::prelude::*;
 use crate::checks::common::launch::OwnedBy;
 use crate::checks::common::codes::{
-    ACCESS_ENTRY_WRONG_TYPE, AWS_AUTH_MALFORMED, NODE_ROLE_NOT_MAPPED, NODECLAIM_NOT_REGISTERED,
+    ACCESS_ENTRY_WRONG_TYPE, AUTOMODE_NODE_ACCESS_MISSING, AUTOMODE_NODECLASS_NOT_READY,
+    AUTOMODE_NODEPOOL_UNSERVED, AWS_AUTH_MALFORMED, NODE_ROLE_NOT_MAPPED, NODECLAIM_NOT_REGISTERED,
     NODECLASS_NOT_READY, NODEPOOL_NODECLASSREF_INVALID,
 };
 use crate::checks::common::launch::launch_cause;
-use crate::model::Condition;
+use crate::model::{Condition, NodePool};
 
 declare_check! {
     pub static NODEPOOL_NOT_READY = {
@@ -59,7 +60,7 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
             conditions
         };
         for c in shown {
-            let codes = owners(c);
+            let codes = owners(pool, c);
             let owners = codes.join(", ");
             // A launch reason is as grave here as KD6001 rates it: EC2 out of capacity or
             // throttling the controller is a warning (Karpenter retries), a missing role is not.
@@ -89,7 +90,25 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
 }
 
 /// The checks that find the cause of a bad NodePool condition.
-fn owners(c: &Condition) -> &'static [&'static str] {
+fn owners(pool: &NodePool, c: &Condition) -> &'static [&'static str] {
+    // Auto Mode's pools: which NodeClass they name and whether Auto Mode accepts them is
+    // KD4201's (docs/automode.md §7.4).
+    if pool.is_auto_mode() {
+        match (c.type_.as_str(), c.reason.as_str()) {
+            ("NodeClassReady", "NodeClassNotFound") | ("ValidationSucceeded", _) => {
+                return &[AUTOMODE_NODEPOOL_UNSERVED];
+            }
+            // An Auto Mode NodeClass that is not Ready is KD3101's (which links its own cause);
+            // nodes that do not join, their role's access entry's.
+            ("NodeClassReady", _) => {
+                return &[AUTOMODE_NODECLASS_NOT_READY, AUTOMODE_NODE_ACCESS_MISSING];
+            }
+            ("NodeRegistrationHealthy", "RegistrationFailed") => {
+                return &[AUTOMODE_NODE_ACCESS_MISSING];
+            }
+            _ => {}
+        }
+    }
     let owners: &[&str] = match (c.type_.as_str(), c.reason.as_str()) {
         ("NodeClassReady", "NodeClassNotFound") => &[NODEPOOL_NODECLASSREF_INVALID],
         ("NodeClassReady", _) => &[NODECLASS_NOT_READY],
