@@ -431,3 +431,34 @@ _b = _am_alone(
     _am_pools, [_am_class()])
 _cluster_role(_b, trust=json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "eks.amazonaws.com"}, "Action": "sts:AssumeRole"}]}))
 write("automode-cluster-role-trust-without-tagsession", _b, ["KD2301"], roots=["KD2301"], skipped=_am_skipped)
+
+# aws-samples/appmod-blueprints PR #787: Karpenter installed with the chart's defaults on a cluster
+# whose only nodes are EKS Auto Mode's. Every Auto Mode node carries karpenter.sh/nodepool, which
+# the chart's required affinity excludes: both replicas stay Pending. The fix pinned the
+# controller to Auto Mode's tainted system pool (karpenter.sh/nodepool In [system]).
+def _am_node_labels(name, pool, zone, arch="amd64"):
+    n = node(name)
+    n["metadata"]["labels"] = {"kubernetes.io/hostname": name, "kubernetes.io/arch": arch, "kubernetes.io/os": "linux",
+                               "topology.kubernetes.io/zone": zone, "karpenter.sh/nodepool": pool,
+                               "eks.amazonaws.com/nodeclass": "default", "eks.amazonaws.com/compute-type": "auto"}
+    if pool == "system":
+        n["spec"] = {"taints": [{"key": "CriticalAddonsOnly", "effect": "NoSchedule"}]}
+    return n
+
+
+_am_nodes = [_am_node_labels("i-0b1c2d3e4f5a60701", "system", "us-west-2a"),
+             _am_node_labels("i-0b1c2d3e4f5a60702", "system", "us-west-2b"),
+             _am_node_labels("i-0b1c2d3e4f5a60703", "general-purpose", "us-west-2a")]
+_msg = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+_b = bundle(
+    "Karpenter 1.8.1 was installed with the chart's defaults beside EKS Auto Mode on a cluster whose only nodes are Auto Mode's (aws-samples/appmod-blueprints PR #787): the chart's required affinity karpenter.sh/nodepool DoesNotExist excludes every Auto Mode node, so both controller replicas stay Pending.",
+    dep=[deployment(ready=0)],
+    pods=[pending_pod("karpenter-6d9f7c8b5d-7xk2p", NS, _msg), pending_pod("karpenter-6d9f7c8b5d-q9w4n", NS, _msg)],
+    nps=[nodepool()] + _am_pools,
+    overrides=[fact("autoNodeClasses", [_am_class()]),
+               fact({"nodes": {"labelSelector": "topology.kubernetes.io/zone"}}, [slim_node(n) for n in _am_nodes]),
+               fact({"eksFargateProfiles": {"cluster": "demo"}}, [])])
+_no_queue(_b)
+_am_cluster(_b, mode="API_AND_CONFIG_MAP")
+write("automode-karpenter-affinity-matches-no-node", _b, ["KD1001", "KD1005", "KD1201"], roots=["KD1201"],
+      skipped=["KD1009", "KD9001"])

@@ -7,7 +7,14 @@
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
 use crate::iam::reference::{Version, newest};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::NodeSelectorTerm;
+
 use crate::model::ControllerDeployment;
+use crate::scheduling::spread::NODES_WITH_ZONE;
+
+/// The label Karpenter (and Auto Mode) puts on every node it launches.
+const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
 
 declare_check! {
     pub static AUTOMODE_KARPENTER_COEXISTENCE = {
@@ -16,7 +23,7 @@ declare_check! {
         title: "a self-managed Karpenter beside EKS Auto Mode leaves Auto Mode's pools, claims and instances alone",
         category: Install,
         severity: Error,
-        needs: [ControllerDeployments, EksCluster],
+        needs: [ControllerDeployments, EksCluster, Nodes],
         run: karpenter_coexistence,
     }
 }
@@ -59,6 +66,9 @@ async fn karpenter_coexistence(cx: &CheckCx) -> CheckResult {
             "the controller's release is unreadable (no image tag or chart label): whether it is older than 1.1 is not judged",
         ),
     }
+    if let Some(f) = unschedulable(cx, &deployments[i]).await? {
+        findings.push(f);
+    }
     let queue = d
         .env("INTERRUPTION_QUEUE")
         .map(str::trim)
@@ -93,4 +103,58 @@ async fn karpenter_coexistence(cx: &CheckCx) -> CheckResult {
         );
     }
     Ok(findings)
+}
+
+/// The chart's default required affinity, `karpenter.sh/nodepool DoesNotExist`, keeps the
+/// controller off nodes Karpenter launched; every Auto Mode node carries that label too, so on a
+/// cluster whose every node is Auto Mode's (or Karpenter's) no replica can be placed
+/// (aws-samples/appmod-blueprints PR #787; docs/automode.md §4.2).
+async fn unschedulable(cx: &CheckCx, deployment: &Deployment) -> Result<Option<Finding>, FactError> {
+    let d = ControllerDeployment::new(deployment);
+    if d.ready_replicas() >= d.desired_replicas() {
+        return Ok(None);
+    }
+    let terms = deployment
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+        .map(|r| r.node_selector_terms.as_slice())
+        .unwrap_or_default();
+    // Every term must exclude Karpenter's nodes for the affinity to leave only other nodes.
+    let excludes_karpenter = |t: &NodeSelectorTerm| {
+        t.match_expressions.iter().flatten().any(|e| {
+            e.key == NODEPOOL_LABEL && e.operator == "DoesNotExist"
+        })
+    };
+    if terms.is_empty() || !terms.iter().all(excludes_karpenter) {
+        return Ok(None);
+    }
+    let nodes = cx.nodes(NODES_WITH_ZONE).await?;
+    if nodes.is_empty() || nodes.iter().any(|n| n.label(NODEPOOL_LABEL).is_none()) {
+        // A node without the label (a node group's, Fargate's) can take it: KD1005 judges it.
+        return Ok(None);
+    }
+    let auto = nodes
+        .iter()
+        .filter(|n| n.label("eks.amazonaws.com/compute-type") == Some("auto"))
+        .count();
+    Ok(Some(
+        Finding::new(
+            d.object(),
+            format!(
+                "cannot place its pods: its required node affinity {NODEPOOL_LABEL} DoesNotExist (the chart's default) matches none of the cluster's {} nodes, which all carry {NODEPOOL_LABEL} ({auto} of them EKS Auto Mode's)",
+                nodes.len()
+            ),
+        )
+        .evidence("readyReplicas", format!("{} of {}", d.ready_replicas(), d.desired_replicas()))
+        .evidence("affinity", format!("{NODEPOOL_LABEL} DoesNotExist"))
+        .hint("run the controller on a node group or Fargate, or pin it to Auto Mode's tainted system pool: replace the affinity with karpenter.sh/nodepool In [system] (the chart's CriticalAddonsOnly toleration lets it land there)")
+        .fix(format!(
+            "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version <installed release> --namespace {} --reuse-values --set-json 'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms=[{{\"matchExpressions\":[{{\"key\":\"karpenter.sh/nodepool\",\"operator\":\"In\",\"values\":[\"system\"]}}]}}]'",
+            d.namespace()
+        )),
+    ))
 }

@@ -193,6 +193,7 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let spreads = spread_facts.counter(&pools);
 
     let candidate_count = candidates.len();
+    let mut left_to_auto_mode = 0;
     // Workloads often share their constraints (a chart's defaults, one team's selectors):
     // each distinct set is judged against the NodePools once, whichever workload asks.
     let mut judged: HashMap<String, Verdict> = HashMap::new();
@@ -215,6 +216,22 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
                         .or_insert_with(|| judge(&needs, &pools));
                     match verdict {
                         Verdict::Served { .. } => continue,
+                        // Auto Mode's instance rules and labels are not modelled for pods: a
+                        // pool of it the pods may land on could serve them, and saying none
+                        // can would be a false error (docs/automode.md §9).
+                        Verdict::Unserved(_)
+                            if !auto_mode_may_serve(&needs, &pool_facts.nodepools).is_empty() =>
+                        {
+                            let names: Vec<String> = members.iter().map(|p| pod_name(p)).collect();
+                            left_to_auto_mode += names.len();
+                            out.notes.push(format!(
+                                "left out {}: EKS Auto Mode's NodePool {} may serve {} (Auto Mode's scheduling is not judged here)",
+                                counted(&names),
+                                auto_mode_may_serve(&needs, &pool_facts.nodepools).join(", "),
+                                if names.len() == 1 { "it" } else { "them" }
+                            ));
+                            continue;
+                        }
                         Verdict::Unserved(blocked) => Outcome::Unserved(blocked.clone()),
                     }
                 }
@@ -255,6 +272,7 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
         }
     }
     let waiting: usize = out.groups.iter().map(|g| g.pods.len()).sum();
+    let candidate_count = candidate_count - left_to_auto_mode;
     out.notes.push(format!(
         "judged {candidate_count} pending pod{} against {} NodePool{}: {} can be served",
         if candidate_count == 1 { "" } else { "s" },
@@ -263,6 +281,24 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
         candidate_count.saturating_sub(waiting)
     ));
     Ok(out)
+}
+
+/// EKS Auto Mode's NodePools (not being deleted) whose taints the pod tolerates and that its
+/// `karpenter.sh/nodepool` requirement, if any, allows: those that may serve it.
+pub fn auto_mode_may_serve(needs: &PodNeeds, nodepools: &[NodePool]) -> Vec<String> {
+    nodepools
+        .iter()
+        .filter(|p| p.is_auto_mode() && p.metadata.deletion_timestamp.is_none())
+        .filter(|p| untolerated(&p.spec.template.spec.taints, &needs.tolerations).is_none())
+        .filter(|p| {
+            needs.alternatives.is_empty()
+                || needs.alternatives.iter().any(|alt| {
+                    alt.get("karpenter.sh/nodepool")
+                        .is_none_or(|v| v.has(p.name()))
+                })
+        })
+        .map(|p| p.name().to_string())
+        .collect()
 }
 
 /// The newest `could not schedule pod` reason Karpenter logged per pod (`namespace/name`),
@@ -464,11 +500,12 @@ impl PoolFacts {
         })
     }
 
-    /// The NodePools as the scheduler sees them (those being deleted are not tried).
+    /// The NodePools as the self-managed controller's scheduler sees them: those being deleted
+    /// are not tried, and EKS Auto Mode's are not its own (kubernetes-sigs/karpenter#1818).
     pub fn pools(&self) -> Vec<Pool<'_>> {
         self.nodepools
             .iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter(|p| p.metadata.deletion_timestamp.is_none() && !p.is_auto_mode())
             .map(|np| {
                 build_pool(
                     np,
@@ -485,12 +522,13 @@ impl PoolFacts {
     }
 }
 
-/// One pod's verdict against every NodePool, for `karpdoctor pod`: `Err` is why Karpenter
-/// ignores it.
+/// One pod's verdict against every NodePool of the self-managed controller, for `karpdoctor
+/// pod`, with EKS Auto Mode's pools that may serve it ([`auto_mode_may_serve`]): `Err` is why
+/// Karpenter ignores it.
 pub async fn judge_pod(
     cx: &CheckCx,
     pod: &PendingPod,
-) -> Result<Result<Verdict, String>, FactError> {
+) -> Result<Result<(Verdict, Vec<String>), String>, FactError> {
     let volume_facts = VolumeFacts::read(cx, &[pod]).await?;
     let needs = match pods::needs(pod, volume_facts.view()) {
         Ok(n) => n,
@@ -502,7 +540,8 @@ pub async fn judge_pod(
     let pool_facts = PoolFacts::read(cx, controller.as_ref(), claims).await?;
     let pools = pool_facts.pools();
     let needs = spread_facts.counter(&pools).apply(pod, needs);
-    Ok(Ok(judge(&needs, &pools)))
+    let auto_mode = auto_mode_may_serve(&needs, &pool_facts.nodepools);
+    Ok(Ok((judge(&needs, &pools), auto_mode)))
 }
 
 /// The code of the check that reports a verdict.

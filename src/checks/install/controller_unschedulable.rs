@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
+use crate::checks::common::codes::AUTOMODE_KARPENTER_COEXISTENCE;
 use crate::checks::common::controller::{controller, describe_pod, pod_ready};
 use crate::facts::{FargateProfile, FargateSelector};
 use crate::model::object_ref;
@@ -61,6 +62,12 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
         .flatten()
         .filter(|p| p.status.is_empty() || p.status == "ACTIVE")
         .collect();
+    // Beside EKS Auto Mode, every Auto Mode node carries the label the chart's default
+    // affinity excludes: KD1201 finds when that leaves no node at all.
+    let auto_mode = cx
+        .enrich(cluster(cx))
+        .await
+        .is_ok_and(|c| c.auto_mode());
     let mut findings = Vec::new();
     for pod in pending {
         let (reason, message) = unscheduled(pod).unwrap_or_default();
@@ -110,6 +117,9 @@ async fn controller_unschedulable(cx: &CheckCx) -> CheckResult {
                 ));
         } else {
             f = f.hint(hint_for(&message)).fix(describe_pod(pod));
+        }
+        if auto_mode && message.contains("node affinity") {
+            f = f.owned_by([AUTOMODE_KARPENTER_COEXISTENCE]);
         }
         findings.push(f.severity(severity));
     }
