@@ -4,7 +4,7 @@
 
 use crate::automode::nodeclass::{NotReady, Selected, not_ready, select, zones_without_pod_subnets};
 use crate::check::prelude::*;
-use crate::checks::common::codes::AUTOMODE_NODE_ACCESS_MISSING;
+use crate::checks::common::codes::{AUTOMODE_NODE_ACCESS_MISSING, AUTOMODE_NODEPOOL_UNSERVED};
 use crate::model::{AutoNodeClass, Condition, NodePool};
 
 declare_check! {
@@ -148,6 +148,8 @@ fn not_ready_finding(
             class.object(),
             "has no status: EKS Auto Mode never reconciled it, and the NodePools that name it launch nothing",
         )
+        // Nothing reconciles NodeClasses while Auto Mode's compute is off: KD4201 says so.
+        .owned_by([AUTOMODE_NODEPOOL_UNSERVED])
         .hint("check that Auto Mode's compute is on for the cluster (aws eks describe-cluster … computeConfig) and read the NodeClass's events"),
         NotReady::Conditions(conditions) => {
             let ready = conditions.last().map(Condition::describe).unwrap_or_default();
