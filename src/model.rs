@@ -441,6 +441,26 @@ impl NodePool {
     pub fn object(&self) -> String {
         object_ref("NodePool", &self.metadata)
     }
+    /// `nodeClassRef.name`: the NodeClass the pool launches with.
+    pub fn class_name(&self) -> Option<&str> {
+        self.spec
+            .template
+            .spec
+            .node_class_ref
+            .as_ref()?
+            .name
+            .as_deref()
+    }
+    /// `nodeClassRef.group` (v1): whose NodeClass it is.
+    pub fn class_group(&self) -> Option<&str> {
+        self.spec
+            .template
+            .spec
+            .node_class_ref
+            .as_ref()?
+            .group
+            .as_deref()
+    }
     /// The pool is EKS Auto Mode's: its `nodeClassRef` names the `eks.amazonaws.com` NodeClass
     /// (docs/automode.md §1.2), which the self-managed controller never serves.
     pub fn is_auto_mode(&self) -> bool {

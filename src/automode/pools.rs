@@ -161,13 +161,7 @@ pub fn unserved(pool: &NodePool, cluster: &Cluster<'_>) -> Option<Unserved> {
     if pool.is_v1beta1() {
         return None;
     }
-    let group = pool
-        .spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.group.as_deref());
+    let group = pool.class_group();
     if !pool.is_auto_mode() {
         // A pool of Karpenter's EC2NodeClass is the self-managed controller's; without one it is
         // KD1001's unless Auto Mode runs, where nothing else is expected to.
@@ -182,14 +176,7 @@ pub fn unserved(pool: &NodePool, cluster: &Cluster<'_>) -> Option<Unserved> {
     if !restricted.is_empty() {
         return Some(Unserved::RestrictedKeys(restricted));
     }
-    let name = pool
-        .spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.name.clone())
-        .unwrap_or_default();
+    let name = pool.class_name().unwrap_or_default().to_string();
     if !cluster.nodeclasses.iter().any(|c| c.name() == name) {
         return Some(Unserved::NodeClassMissing {
             builtin_off: name == "default" && cluster.builtin_pools.is_empty(),

@@ -118,7 +118,7 @@ async fn cluster_role_invalid(cx: &CheckCx) -> CheckResult {
     // one's own, is a sure miss; a role with policies of its own may grant it.
     let tagged: Vec<&AutoNodeClass> = classes
         .iter()
-        .filter(|c| auto.iter().any(|p| class_of(p) == Some(c.name())))
+        .filter(|c| auto.iter().any(|p| p.class_name() == Some(c.name())))
         .filter(|c| c.spec.get("tags").and_then(|t| t.as_object()).is_some_and(|t| !t.is_empty()))
         .collect();
     if !tagged.is_empty() && !own {
@@ -142,13 +142,4 @@ async fn cluster_role_invalid(cx: &CheckCx) -> CheckResult {
         cx.note("NodeClasses set tags and the cluster role has policies of its own: whether they grant Auto Mode's tagging is not simulated");
     }
     Ok(findings)
-}
-
-fn class_of(pool: &NodePool) -> Option<&str> {
-    pool.spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.name.as_deref())
 }

@@ -107,16 +107,7 @@ async fn nodeclass_not_ready(cx: &CheckCx) -> CheckResult {
 fn users(class: &AutoNodeClass, pools: &[NodePool]) -> Vec<String> {
     pools
         .iter()
-        .filter(|p| {
-            p.is_auto_mode()
-                && p.spec
-                    .template
-                    .spec
-                    .node_class_ref
-                    .as_ref()
-                    .and_then(|r| r.name.as_deref())
-                    == Some(class.name())
-        })
+        .filter(|p| p.is_auto_mode() && p.class_name() == Some(class.name()))
         .map(|p| p.name().to_string())
         .collect()
 }

@@ -31,7 +31,7 @@ async fn node_access_missing(cx: &CheckCx) -> CheckResult {
     // Only NodeClasses a pool uses launch nodes: an unused one breaks nothing yet.
     let used: Vec<&AutoNodeClass> = classes
         .iter()
-        .filter(|c| auto.iter().any(|p| class_of(p) == Some(c.name())))
+        .filter(|c| auto.iter().any(|p| p.class_name() == Some(c.name())))
         .collect();
     if used.is_empty() {
         return Ok(Vec::new());
@@ -69,15 +69,6 @@ async fn node_access_missing(cx: &CheckCx) -> CheckResult {
         ));
     }
     Ok(findings)
-}
-
-fn class_of(pool: &NodePool) -> Option<&str> {
-    pool.spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.name.as_deref())
 }
 
 /// The node role's ARN: `spec.role` (a name, perhaps after a path) through IAM, or the role of

@@ -27,7 +27,7 @@ async fn nodepool_unserved(cx: &CheckCx) -> CheckResult {
     let pools = cx.nodepools().await?;
     let pools: Vec<&NodePool> = pools.iter().filter(|p| !p.is_v1beta1()).collect();
     let auto_pools = pools.iter().any(|p| p.is_auto_mode());
-    let ec2_pools = pools.iter().any(|p| group(p) == Some(SELF_MANAGED_DOMAIN));
+    let ec2_pools = pools.iter().any(|p| p.class_group() == Some(SELF_MANAGED_DOMAIN));
     if !auto_pools && !ec2_pools {
         return Ok(Vec::new());
     }
@@ -69,25 +69,6 @@ async fn nodepool_unserved(cx: &CheckCx) -> CheckResult {
     Ok(findings)
 }
 
-fn group(pool: &NodePool) -> Option<&str> {
-    pool.spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.group.as_deref())
-}
-
-fn class_name(pool: &NodePool) -> &str {
-    pool.spec
-        .template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.name.as_deref())
-        .unwrap_or("")
-}
-
 /// The pool's own condition that says the same, when it has one.
 fn corroborate(f: Finding, pool: &NodePool, types: &[&str]) -> Finding {
     match types
@@ -113,7 +94,7 @@ fn recreate(pool: &NodePool, group: &str, kind: &str, class: &str) -> [String; 2
 }
 
 fn explain(pool: &NodePool, why: Unserved, cluster: &str) -> Finding {
-    let class = class_name(pool);
+    let class = pool.class_name().unwrap_or("");
     match why {
         Unserved::ComputeOff => {
             Finding::new(
