@@ -47,6 +47,15 @@ impl<'a> Arn<'a> {
     }
 }
 
+/// A role ARN without its IAM path (`role/a/b/Name` → `role/Name`): how aws-auth must name a
+/// role, and one of the two ways an access entry may. Anything else is returned as given.
+pub fn pathless_role(arn: &str) -> String {
+    match Arn::parse(arn).and_then(|a| a.role_name().map(|n| (a, n))) {
+        Some((a, name)) => format!("arn:{}:iam::{}:role/{name}", a.partition, a.account),
+        None => arn.to_string(),
+    }
+}
+
 impl fmt::Display for Arn<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -3,6 +3,7 @@
 //! `AmazonEKSAutoNodePolicy` at cluster scope; EKS creates that entry itself only for the role of
 //! the built-in pools. A principal has one access entry, and its type cannot be changed.
 
+use crate::arn::pathless_role;
 use crate::facts::{AccessEntry, AssociatedAccessPolicy};
 
 /// The access policy Auto Mode's nodes need.
@@ -25,18 +26,10 @@ pub enum NodeAccess {
 /// The entry of `role_arn` among `entries`: by the ARN as IAM gives it, or without its path
 /// (an entry may name a role either way; aws/containers-roadmap#2486).
 pub fn entry_of<'e>(entries: &'e [AccessEntry], role_arn: &str) -> Option<&'e AccessEntry> {
-    let pathless = without_path(role_arn);
+    let pathless = pathless_role(role_arn);
     entries
         .iter()
-        .find(|e| e.principal_arn == role_arn || without_path(&e.principal_arn) == pathless)
-}
-
-/// `arn:aws:iam::1:role/a/b/Name` → `arn:aws:iam::1:role/Name`.
-pub fn without_path(arn: &str) -> String {
-    match (arn.split_once(":role/"), arn.rsplit_once('/')) {
-        (Some((head, _)), Some((_, name))) => format!("{head}:role/{name}"),
-        _ => arn.to_string(),
-    }
+        .find(|e| e.principal_arn == role_arn || pathless_role(&e.principal_arn) == pathless)
 }
 
 /// Judges one role's entry; `policies` are the entry's associations (read only for `EC2`).

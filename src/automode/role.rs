@@ -1,6 +1,7 @@
 //! EKS Auto Mode's cluster IAM role (docs/automode.md §3.1, §3.2, §7.2): EKS acts as it to launch,
 //! tag and delete Auto Mode's instances, volumes, load balancers and network interfaces.
 
+use crate::arn::Arn;
 use crate::facts::AttachedPolicy;
 
 /// The AWS managed policies Auto Mode's cluster role needs ("or custom policies with
@@ -18,9 +19,9 @@ pub const EKS_SERVICE: &str = "eks.amazonaws.com";
 
 /// An AWS managed policy's name, from its ARN (`arn:<partition>:iam::aws:policy/<name>`).
 pub fn aws_managed(p: &AttachedPolicy) -> Option<&str> {
-    let (head, name) = p.policy_arn.split_once(":policy/")?;
-    head.ends_with(":iam::aws")
-        .then(|| name.rsplit('/').next().unwrap_or(name))
+    let arn = Arn::parse(&p.policy_arn)?;
+    let name = arn.resource.strip_prefix("policy/")?;
+    (arn.service == "iam" && arn.account == "aws").then(|| name.rsplit('/').next().unwrap_or(name))
 }
 
 /// The policies of [`CLUSTER_POLICIES`] not attached to the role.

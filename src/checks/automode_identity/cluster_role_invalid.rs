@@ -3,7 +3,8 @@
 //! condition on the session's `eks:eks-cluster-name` tag), and NodeClass `tags` need a grant
 //! none of the managed policies gives (aws/containers-roadmap#2487; docs/automode.md §3.1, §3.2).
 
-use crate::automode::role::{EKS_SERVICE, has_own_policies, missing_policies};
+use crate::arn::Arn;
+use crate::automode::role::{CLUSTER_POLICIES, EKS_SERVICE, has_own_policies, missing_policies};
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
 use crate::iam::policy::PolicyDocument;
@@ -38,7 +39,10 @@ async fn cluster_role_invalid(cx: &CheckCx) -> CheckResult {
             fact: "the cluster's roleArn (a bundle from before it was kept)".to_string(),
         });
     };
-    let name = arn.rsplit('/').next().unwrap_or(&arn).to_string();
+    let name = Arn::parse(&arn)
+        .and_then(|a| a.role_name())
+        .unwrap_or(&arn)
+        .to_string();
     let (role, attached, inline, classes) = futures::join!(
         cx.iam_role(&name),
         cx.attached_role_policies(&name),
@@ -52,8 +56,14 @@ async fn cluster_role_invalid(cx: &CheckCx) -> CheckResult {
                 format!("EKS cluster {}", described.name),
                 format!("the cluster role {arn} does not exist: EKS Auto Mode acts as it to launch and delete its instances, so it launches nothing"),
             )
-            .hint("a cluster's role cannot be changed: create the role again under the same name, with EKS's trust and Auto Mode's policies")
-            .fix(format!("aws iam get-role --role-name {name}")),
+            .hint("a cluster's role cannot be changed: create the role again under the same name, with EKS's trust and Auto Mode's five managed policies")
+            .fix(format!(
+                "aws iam create-role --role-name {name} --assume-role-policy-document '{{\"Version\":\"2012-10-17\",\"Statement\":[{{\"Effect\":\"Allow\",\"Principal\":{{\"Service\":\"eks.amazonaws.com\"}},\"Action\":[\"sts:AssumeRole\",\"sts:TagSession\"]}}]}}'"
+            ))
+            .fix(format!(
+                "for p in {}; do aws iam attach-role-policy --role-name {name} --policy-arn arn:aws:iam::aws:policy/$p; done",
+                CLUSTER_POLICIES.join(" ")
+            )),
         ]);
     };
     let object = format!("IAM role {}", role.name);

@@ -6,6 +6,7 @@
 
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
+use crate::checks::common::controller::helm_upgrade;
 use crate::iam::reference::{Version, newest};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::NodeSelectorTerm;
@@ -96,10 +97,7 @@ async fn karpenter_coexistence(cx: &CheckCx) -> CheckResult {
                 version_text.unwrap_or_else(|| "unknown".to_string()),
             )
             .hint("no release up to 1.14.1 scopes interruption handling to its own NodeClaims (aws/karpenter-provider-aws#9557): during the move to Auto Mode, run without the queue (Auto Mode handles its own instances' interruptions), or keep spot and Auto Mode's instances apart until a release has the fix")
-            .fix(format!(
-                "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version <installed release> --namespace {} --reuse-values --set settings.interruptionQueue=''",
-                d.namespace()
-            )),
+            .fix(helm_upgrade(&d, "--set settings.interruptionQueue=''")),
         );
     }
     Ok(findings)
@@ -152,9 +150,9 @@ async fn unschedulable(cx: &CheckCx, deployment: &Deployment) -> Result<Option<F
         .evidence("readyReplicas", format!("{} of {}", d.ready_replicas(), d.desired_replicas()))
         .evidence("affinity", format!("{NODEPOOL_LABEL} DoesNotExist"))
         .hint("run the controller on a node group or Fargate, or pin it to Auto Mode's tainted system pool: replace the affinity with karpenter.sh/nodepool In [system] (the chart's CriticalAddonsOnly toleration lets it land there)")
-        .fix(format!(
-            "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version <installed release> --namespace {} --reuse-values --set-json 'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms=[{{\"matchExpressions\":[{{\"key\":\"karpenter.sh/nodepool\",\"operator\":\"In\",\"values\":[\"system\"]}}]}}]'",
-            d.namespace()
+        .fix(helm_upgrade(
+            &d,
+            r#"--set-json 'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms=[{"matchExpressions":[{"key":"karpenter.sh/nodepool","operator":"In","values":["system"]}]}]'"#,
         )),
     ))
 }

@@ -2,7 +2,6 @@
 //! NodeClasses, the `aws-auth` mapRoles and the access entry type a node needs (KD5001–KD5003).
 
 use super::nodeclass::{is_windows, node_role_arn};
-use crate::arn::Arn;
 use crate::awsauth::{self, MapRolesError, RoleMapping};
 use crate::check::CheckCx;
 use crate::facts::{EksCluster, FactError};
@@ -63,12 +62,7 @@ impl NodeRole<'_> {
     }
 }
 
-pub fn pathless(arn: &str) -> String {
-    match Arn::parse(arn).and_then(|a| a.role_name().map(|n| (a, n))) {
-        Some((a, name)) => format!("arn:{}:iam::{}:role/{name}", a.partition, a.account),
-        None => arn.to_string(),
-    }
-}
+pub use crate::arn::pathless_role as pathless;
 
 /// The node roles of every NodeClass whose role can be resolved (a missing role or instance
 /// profile is KD3005's and KD3006's).

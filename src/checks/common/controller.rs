@@ -34,15 +34,7 @@ impl Controller {
     /// `helm upgrade` of the installed release with one setting changed, pinned to the
     /// running version: without `--version` Helm would also upgrade Karpenter.
     pub fn helm_upgrade(&self, set: &str) -> String {
-        let d = self.deployment();
-        let version = self
-            .version()
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "${KARPENTER_VERSION}".to_string());
-        format!(
-            "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version {version} --namespace {} --reuse-values {set}",
-            d.namespace()
-        )
+        helm_upgrade(&self.deployment(), set)
     }
 
     /// The name of the controller container in its pods.
@@ -52,6 +44,20 @@ impl Controller {
             .map(|c| c.name.clone())
             .unwrap_or_else(|| "controller".to_string())
     }
+}
+
+/// [`Controller::helm_upgrade`] for a check that reads the Deployment alone (not its pods).
+pub fn helm_upgrade(d: &ControllerDeployment, set: &str) -> String {
+    let version = d
+        .version()
+        .as_deref()
+        .and_then(Version::parse)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "${KARPENTER_VERSION}".to_string());
+    format!(
+        "helm upgrade karpenter oci://public.ecr.aws/karpenter/karpenter --version {version} --namespace {} --reuse-values {set}",
+        d.namespace()
+    )
 }
 
 /// The controller and its pods; a skip when Karpenter is not installed (KD1001 says so).
