@@ -313,11 +313,18 @@ write("healthy-auto-mode-custom-nodeclass", _b, [], skipped=_am_skipped)
 _c = _custom_class("locked", "AutoModeLockedNodeRole")
 _c["spec"].pop("role")
 _c["spec"]["instanceProfile"] = "eks-automode-locked"
+# The thread's SCP kept IAM changes to a deployment role; its shape here is a Deny of the
+# role-changing actions for every principal but that role.
+_IAM_SCP = {"Version": "2012-10-17", "Statement": [
+    {"Sid": "IamChangesFromDeploymentOnly", "Effect": "Deny",
+     "Action": ["iam:AddRoleToInstanceProfile", "iam:CreateInstanceProfile", "iam:CreateRole"], "Resource": "*",
+     "Condition": {"ArnNotLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/cd-deployer"}}}]}
 _b = _am_alone(
-    "Healthy: in an account whose SCP denies iam:CreateInstanceProfile (aws/containers-roadmap#2624), the Auto Mode NodeClass locked names an instance profile made beforehand (spec.instanceProfile) holding AutoModeLockedNodeRole, whose access entry is EC2 with AmazonEKSAutoNodePolicy.",
-    _am_pools + [_custom_pool("batch", "locked")], [_am_class(), _c],
+    "Healthy: in an account whose SCP keeps IAM changes (iam:AddRoleToInstanceProfile, iam:CreateInstanceProfile, iam:CreateRole) to a deployment role (aws/containers-roadmap#2624), the only Auto Mode NodeClass, locked, names an instance profile made beforehand (spec.instanceProfile) holding AutoModeLockedNodeRole, whose access entry is EC2 with AmazonEKSAutoNodePolicy: EKS changes no IAM to launch from it. No built-in pool is on.",
+    [_custom_pool("batch", "locked")], [_c], builtin=(), role=None,
     extra=[profile_fact("eks-automode-locked", ("arn:aws:iam::111122223333:role/AutoModeLockedNodeRole",))])
 _node_role(_b, "arn:aws:iam::111122223333:role/AutoModeLockedNodeRole")
+_b["emulator"] = {**default_emulator(_b), "scps": [{"name": "iam-from-deployment-only", "document": _IAM_SCP}]}
 write("healthy-auto-mode-nodeclass-instance-profile", _b, [], skipped=_am_skipped)
 
 # --- KD3101: Auto Mode NodeClasses that cannot launch (docs/automode.md §7.3) -----------------
@@ -396,13 +403,27 @@ write("automode-beside-karpenter-interruption-queue", _b, ["KD1201"], exit_code=
 # AWS's managed policies. Pool and NodeClass are Ready, a NodeClaim is made, no instance comes up:
 # the managed policies do not allow tags of one's own. The thread's fix was the user guide's
 # tagging statements on the cluster role (terraform-aws-eks PR #3242 moved them there).
+# The thread's pod was nominated for a NodeClaim of the custom pool that never launched, with
+# nothing in any log: KD6001 reports the claim, linked to the cluster role (one cause).
+def _am_claim_of(name, pool, cls, launched=("True", "Launched", ""), since="2026-11-23T09:40:00Z"):
+    """A NodeClaim Auto Mode made for `pool` from its NodeClass `cls`."""
+    c = claim(name, pool=pool, launched=launched, since=since)
+    c["spec"]["nodeClassRef"] = {"group": "eks.amazonaws.com", "kind": "NodeClass", "name": cls}
+    c["metadata"]["labels"].pop("karpenter.k8s.aws/ec2nodeclass", None)
+    c["metadata"]["labels"]["eks.amazonaws.com/nodeclass"] = cls
+    return c
+
+
 _c = _custom_class("tagged", "AutoModeCustomNodeRole")
 _c["spec"]["tags"] = {"Environment": "production", "Team": "platform"}
 _b = _am_alone(
-    "An EKS Auto Mode NodeClass tagged sets tags {Environment: production, Team: platform}, and the cluster role carries only AWS's five managed policies for Auto Mode (aws/containers-roadmap#2487): pool and NodeClass report Ready, yet no instance comes up, because none of those policies lets Auto Mode put tags of one's own on what it launches.",
-    _am_pools + [_custom_pool("apps", "tagged")], [_am_class(), _c])
+    "An EKS Auto Mode NodeClass tagged sets tags {Environment: production, Team: platform}, and the cluster role carries only AWS's five managed policies for Auto Mode (aws/containers-roadmap#2487): pool and NodeClass report Ready and a NodeClaim is made for the pending pod, yet no instance comes up and nothing is logged, because none of those policies lets Auto Mode put tags of one's own on what it launches.",
+    _am_pools + [_custom_pool("apps", "tagged")], [_am_class(), _c],
+    extra=[fact("nodeClaims", [_am_claim_of("apps-q8x2m", "apps", "tagged",
+                                            launched=("Unknown", "AwaitingReconciliation", "object is awaiting reconciliation"),
+                                            since="2026-11-23T09:30:00Z")])])
 _node_role(_b, "arn:aws:iam::111122223333:role/AutoModeCustomNodeRole")
-write("automode-nodeclass-tags-without-cluster-role-grant", _b, ["KD2301"], roots=["KD2301"], skipped=_am_skipped)
+write("automode-nodeclass-tags-without-cluster-role-grant", _b, ["KD2301", "KD6001"], roots=["KD2301"], skipped=_am_skipped)
 
 # Healthy: the same NodeClass, with the user guide's tagging statements on the cluster role
 # (terraform-aws-eks's enable_auto_mode_custom_tags, on by default in v21).

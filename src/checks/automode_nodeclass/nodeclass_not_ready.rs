@@ -4,7 +4,9 @@
 
 use crate::automode::nodeclass::{NotReady, Selected, not_ready, select, zones_without_pod_subnets};
 use crate::check::prelude::*;
-use crate::checks::common::codes::{AUTOMODE_NODE_ACCESS_MISSING, AUTOMODE_NODEPOOL_UNSERVED};
+use crate::checks::common::codes::{
+    AUTOMODE_CLUSTER_ROLE_INVALID, AUTOMODE_NODE_ACCESS_MISSING, AUTOMODE_NODEPOOL_UNSERVED,
+};
 use crate::model::{AutoNodeClass, Condition, NodePool};
 
 declare_check! {
@@ -24,6 +26,15 @@ fn owners(conditions: &[Condition]) -> Vec<&'static str> {
     let mut out = Vec::new();
     if conditions.iter().any(|c| c.reason == "UnauthorizedNodeRole") {
         out.push(AUTOMODE_NODE_ACCESS_MISSING);
+    }
+    // EKS acts as the cluster role to add the node role to its instance profile and for the
+    // DryRun launches of validation (Karpenter's reasons, which Auto Mode inherits): an SCP
+    // or a missing grant on that role fails them (aws/containers-roadmap#2583, #2624).
+    if conditions.iter().any(|c| {
+        c.status == "False"
+            && (c.reason == "InstanceProfileCreationFailed" || c.reason.ends_with("AuthCheckFailed"))
+    }) {
+        out.push(AUTOMODE_CLUSTER_ROLE_INVALID);
     }
     out
 }

@@ -48,6 +48,61 @@ impl Cause {
     pub fn link(&self, finding: Finding) -> Finding {
         finding.owned_by_checks(self.owners)
     }
+
+    /// The same failure of an EKS Auto Mode NodeClaim. EKS launches as the cluster role, from
+    /// an `eks.amazonaws.com` NodeClass, with AMIs and credentials of its own, so the
+    /// self-managed owners (the controller's role, its EC2NodeClass, its AMIs) do not apply:
+    /// each maps to the Auto Mode check that judges the same thing, or to none, when
+    /// karpdoctor judges nothing Auto Mode has in its place (docs/auto-mode.md §9).
+    pub fn on_auto_mode(self) -> Cause {
+        let summary = match self.summary {
+            "the controller role's policy does not allow the launch" => {
+                "the cluster role's policy does not allow the launch"
+            }
+            "the controller role's permissions boundary denies the launch" => {
+                "the cluster role's permissions boundary denies the launch"
+            }
+            "the instance profile in the EC2NodeClass status does not exist" => {
+                "the NodeClass's instance profile does not exist"
+            }
+            "the EC2NodeClass is not Ready" => "the NodeClass is not Ready",
+            "the controller cannot get its own AWS credentials" => {
+                "EKS could not get the cluster role's credentials"
+            }
+            s => s,
+        };
+        let has = |set: &[&str]| self.owners.iter().any(|o| set.contains(o));
+        let owners: &'static [&'static str] = if has(PERMISSION_OWNERS) {
+            &[AUTOMODE_CLUSTER_ROLE_INVALID]
+        } else if has(&[NODECLASS_INSTANCE_PROFILE_INVALID]) {
+            // EKS's service-linked role creates the profile; the cluster role adds the node
+            // role to it (an SCP on that call: aws/containers-roadmap#2624).
+            &[AUTOMODE_NODECLASS_NOT_READY, AUTOMODE_CLUSTER_ROLE_INVALID]
+        } else if has(&[
+            NODECLASS_NOT_READY,
+            NODECLASS_SUBNETS_UNRESOLVED,
+            NODECLASS_SECURITY_GROUPS_UNRESOLVED,
+        ]) {
+            &[AUTOMODE_NODECLASS_NOT_READY]
+        } else if has(&[NODEPOOL_REQUIREMENTS_UNSATISFIABLE]) {
+            &[AUTOMODE_NODEPOOL_UNSERVED]
+        } else if self.owners.is_empty() && self.severity == Severity::Error {
+            // A launch that failed without a reason karpdoctor knows (or never ended: Auto
+            // Mode writes no controller log to read): what Auto Mode's checks find about the
+            // role it launches as and the NodeClass it launches from explains it
+            // (aws/containers-roadmap#2487: a NodeClaim that never launched, nothing logged).
+            &[AUTOMODE_CLUSTER_ROLE_INVALID, AUTOMODE_NODECLASS_NOT_READY]
+        } else {
+            // AMIs, the Spot service-linked role, subnet addresses, credentials, capacity:
+            // EKS's own, or not judged on Auto Mode, so the failure stands as its own cause.
+            &[]
+        };
+        Cause {
+            summary,
+            owners,
+            severity: self.severity,
+        }
+    }
 }
 
 /// Links a symptom finding to the checks that own its causes (see `Finding::owned_by`). When
@@ -296,6 +351,56 @@ mod tests {
         );
         assert_eq!(creds.owners, CREDENTIAL_OWNERS);
         assert!(creds.owners.contains(&"KD5005"));
+    }
+
+    #[test]
+    fn auto_mode_failures_belong_to_auto_mode_checks() {
+        let denied = launch_cause(
+            "LaunchFailed",
+            "creating instance, UnauthorizedOperation: You are not authorized to perform this operation",
+        )
+        .on_auto_mode();
+        assert_eq!(denied.owners, ["KD2301"]);
+        assert_eq!(
+            denied.summary,
+            "the cluster role's policy does not allow the launch"
+        );
+        let scp = launch_cause(
+            "Unauthorized",
+            "not authorized to perform this operation due to a service control policy",
+        )
+        .on_auto_mode();
+        assert_eq!(scp.owners, ["KD2301"]);
+        let profile = launch_cause("InstanceProfileNameInvalid", "").on_auto_mode();
+        assert_eq!(profile.owners, ["KD3101", "KD2301"]);
+        assert_eq!(
+            profile.summary,
+            "the NodeClass's instance profile does not exist"
+        );
+        assert_eq!(
+            launch_cause("NodeClassNotReady", "").on_auto_mode().summary,
+            "the NodeClass is not Ready"
+        );
+        assert_eq!(
+            launch_cause("InstanceTypeResolutionFailed", "")
+                .on_auto_mode()
+                .owners,
+            ["KD4201"]
+        );
+        // EKS picks the AMIs and owns the Spot role: nothing of karpdoctor's judges them.
+        assert!(
+            launch_cause("AMINotFound", "")
+                .on_auto_mode()
+                .owners
+                .is_empty()
+        );
+        // Capacity stays a warning with no owner; an unknown failure goes to the role and class.
+        let ice = launch_cause("InsufficientCapacityError", "").on_auto_mode();
+        assert!(ice.owners.is_empty());
+        assert_eq!(
+            launch_cause("", "").on_auto_mode().owners,
+            ["KD2301", "KD3101"]
+        );
     }
 
     #[test]

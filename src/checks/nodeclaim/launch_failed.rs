@@ -1,11 +1,14 @@
 //! KD6001: NodeClaims that never launched, and the launch failures their events record (a
-//! NodeClaim that hits insufficient capacity is deleted at once; its events stay).
+//! NodeClaim that hits insufficient capacity is deleted at once; its events stay). An EKS Auto
+//! Mode NodeClaim's failure is owned by Auto Mode's checks, not the self-managed ones
+//! (`Cause::on_auto_mode`).
 
 use std::collections::BTreeMap;
 
 use crate::check::prelude::*;
 use crate::checks::common::launch::{Cause, launch_cause};
 use crate::checks::common::nodeclaim::{object, pool_of, stuck};
+use crate::model::{AUTO_MODE_GROUP, NodePool};
 
 declare_check! {
     pub static NODECLAIM_LAUNCH_FAILED = {
@@ -14,7 +17,7 @@ declare_check! {
         title: "every NodeClaim launches its instance",
         category: Nodeclaim,
         severity: Error,
-        needs: [NodeClaims, Events],
+        needs: [NodeClaims, Events, NodePools],
         run: launch_failed,
     }
 }
@@ -31,7 +34,16 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
         let Some(c) = failed.or_else(|| stuck(claim, "Launched", now)) else {
             continue;
         };
-        let cause = launch_cause(&c.reason, &c.message);
+        let mut cause = launch_cause(&c.reason, &c.message);
+        let auto_mode = claim
+            .spec
+            .node_class_ref
+            .as_ref()
+            .and_then(|r| r.group.as_deref())
+            == Some(AUTO_MODE_GROUP);
+        if auto_mode {
+            cause = cause.on_auto_mode();
+        }
         findings.push(cause.link(
             Finding::new(
                 object(claim),
@@ -52,6 +64,8 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
     // Launch failures recorded only as events (the NodeClaims are gone), grouped by cause.
     let events = cx.events("NodeClaim", None).await?;
     let mut by_cause: BTreeMap<&'static str, (Cause, u64, String, Vec<String>)> = BTreeMap::new();
+    // The pools, read only when a gone NodeClaim's failure needs its pool's kind.
+    let mut pools: Option<std::sync::Arc<Vec<NodePool>>> = None;
     for e in events.0.iter().filter(|e| e.is_warning()) {
         let launch = e.reason == "InsufficientCapacityError"
             || (e.reason.is_empty() && e.message.contains("Attempted to launch"))
@@ -63,7 +77,17 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
         {
             continue;
         }
-        let cause = launch_cause(&e.reason, &e.message);
+        let mut cause = launch_cause(&e.reason, &e.message);
+        if pools.is_none() {
+            pools = Some(cx.nodepools().await?);
+        }
+        if pools
+            .as_deref()
+            .and_then(|p| pool_of_name(p, &e.name))
+            .is_some_and(NodePool::is_auto_mode)
+        {
+            cause = cause.on_auto_mode();
+        }
         let entry = by_cause
             .entry(cause.summary)
             .or_insert_with(|| (cause, 0, e.message.clone(), Vec::new()));
@@ -87,6 +111,15 @@ async fn launch_failed(cx: &CheckCx) -> CheckResult {
         ));
     }
     Ok(findings)
+}
+
+/// The pool a NodeClaim was made for, from its name alone: Karpenter names a claim
+/// `<pool>-<five characters>` (core's NodeClaim template sets `generateName: <pool>-`).
+fn pool_of_name<'a>(pools: &'a [NodePool], claim: &str) -> Option<&'a NodePool> {
+    let (prefix, suffix) = claim.rsplit_once('-')?;
+    (suffix.len() == 5)
+        .then(|| pools.iter().find(|p| p.metadata.name.as_deref() == Some(prefix)))
+        .flatten()
 }
 
 fn owner_hint(owners: &[&str]) -> String {
