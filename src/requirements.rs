@@ -59,6 +59,49 @@ pub fn label_values(it: &InstanceType, zones: &BTreeSet<String>, key: &str) -> O
     }
 }
 
+/// The `eks.amazonaws.com/instance-*` labels EKS Auto Mode derives from the instance type, as
+/// the self-managed provider's names for the same values (docs/auto-mode.md §2.4). Auto Mode's
+/// other labels (CPU manufacturer, bandwidths, GPU name) are not derived here and never filter.
+pub fn auto_mode_as_provider_key(key: &str) -> Option<String> {
+    let rest = key.strip_prefix("eks.amazonaws.com/instance-")?;
+    matches!(
+        rest,
+        "category"
+            | "generation"
+            | "family"
+            | "size"
+            | "cpu"
+            | "memory"
+            | "gpu-count"
+            | "hypervisor"
+    )
+    .then(|| format!("karpenter.k8s.aws/instance-{rest}"))
+}
+
+/// [`label_values`] on the nodes of `auto_mode` (EKS Auto Mode) or self-managed Karpenter. Auto
+/// Mode's nodes carry `eks.amazonaws.com/instance-*` instead of `karpenter.k8s.aws/instance-*`,
+/// and run Linux only; each kind lacks the other's labels.
+pub fn label_values_on(
+    it: &InstanceType,
+    zones: &BTreeSet<String>,
+    key: &str,
+    auto_mode: bool,
+) -> Option<Vec<String>> {
+    if !auto_mode {
+        return label_values(it, zones, key);
+    }
+    if key == "kubernetes.io/os" {
+        return Some(vec!["linux".to_string()]);
+    }
+    if key.starts_with("karpenter.k8s.aws/") {
+        return None;
+    }
+    match auto_mode_as_provider_key(key) {
+        Some(provider) => label_values(it, zones, &provider),
+        None => label_values(it, zones, key),
+    }
+}
+
 /// EC2's architecture name as the `kubernetes.io/arch` label value.
 pub fn k8s_arch(ec2: &str) -> Option<&'static str> {
     match ec2 {

@@ -155,7 +155,7 @@ _am_skipped = (["KD%d" % c for c in range(1001, 1010)] + ["KD%d" % c for c in ra
                + ["KD%d" % c for c in range(2101, 2105)] + ["KD%d" % c for c in range(3001, 3011)]
                + ["KD4001", "KD4003", "KD4004"] + ["KD%d" % c for c in range(5001, 5009)]
                + ["KD%d" % c for c in range(6004, 6009)] + ["KD7001", "KD7002", "KD7003"]
-               + ["KD8001", "KD8002", "KD8003", "KD9001"])
+               + ["KD9001"])
 write("healthy-auto-mode-only", _am, [], skipped=_am_skipped)
 
 # Healthy, mixed: the next step of the migration. Auto Mode's built-in `system` pool is on

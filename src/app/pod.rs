@@ -278,35 +278,14 @@ async fn chain_of(
             format!("Karpenter ignores the pod: {why}"),
             Some(codes::PENDING_PODS_UNSERVED),
         ),
-        // Auto Mode's pools are not the self-managed controller's, and Auto Mode's own
-        // scheduling is not judged: one that may take the pod is named, not called unable.
-        Ok((Verdict::Unserved(pools), auto_mode)) if !auto_mode.is_empty() => {
-            let reasons: Vec<String> = pools
-                .iter()
-                .map(|(name, b): &(String, Blocked)| format!("{name}: {}", b.describe()))
-                .collect();
-            (
-                StepState::Waiting,
-                format!(
-                    "EKS Auto Mode's NodePool {} may serve it (Auto Mode's scheduling is not judged here){}",
-                    auto_mode.join(", "),
-                    if reasons.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; Karpenter's own cannot: {}", reasons.join("; "))
-                    }
-                ),
-                None,
-            )
-        }
-        Ok((Verdict::Served { pool }, _)) => (
+        Ok(Verdict::Served { pool }) => (
             StepState::Waiting,
             format!(
                 "NodePool {pool} can serve it: Karpenter nominates it to a NodeClaim on its next pass"
             ),
             None,
         ),
-        Ok((v @ Verdict::Unserved(pools), _)) => {
+        Ok(v @ Verdict::Unserved(pools)) => {
             let reasons: Vec<String> = pools
                 .iter()
                 .map(|(name, b): &(String, Blocked)| format!("{name}: {}", b.describe()))

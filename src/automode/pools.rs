@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::facts::{InstanceType, InstanceTypeOffering};
 use crate::model::{AutoNodeClass, NodePool, Requirement};
-use crate::requirements::{Narrowing, Step, meets, narrow};
+use crate::requirements::{Narrowing, Step, auto_mode_as_provider_key, meets, narrow};
 
 /// The self-managed provider's label domain: Auto Mode rejects it on its pools ("label is
 /// restricted", `NodePoolValidationFailed`; docs/automode.md §2.4) and names the same labels
@@ -46,25 +46,6 @@ pub fn restricted_keys(pool: &NodePool) -> Vec<String> {
         .collect();
     out.dedup();
     out
-}
-
-/// The `eks.amazonaws.com/instance-*` labels Auto Mode derives from the instance type, as the
-/// self-managed provider's names for the same values (which `requirements` knows). Others of
-/// its labels (CPU manufacturer, bandwidths, GPU name) are not derived here and never filter.
-fn as_provider_key(key: &str) -> Option<String> {
-    let rest = key.strip_prefix("eks.amazonaws.com/instance-")?;
-    matches!(
-        rest,
-        "category"
-            | "generation"
-            | "family"
-            | "size"
-            | "cpu"
-            | "memory"
-            | "gpu-count"
-            | "hypervisor"
-    )
-    .then(|| format!("{SELF_MANAGED_DOMAIN}/instance-{rest}"))
 }
 
 /// Auto Mode launches only types of more than one vCPU, none of the nano, micro or small sizes
@@ -110,7 +91,7 @@ pub fn narrow_auto_mode(
         .iter()
         .filter(|r| r.key != "kubernetes.io/os")
         .map(|r| Requirement {
-            key: as_provider_key(&r.key).unwrap_or_else(|| r.key.clone()),
+            key: auto_mode_as_provider_key(&r.key).unwrap_or_else(|| r.key.clone()),
             ..r.clone()
         })
         .collect();

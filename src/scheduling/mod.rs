@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use crate::facts::InstanceType;
-use crate::requirements::label_values;
+use crate::requirements::label_values_on;
 use allocatable::Resources;
 use sets::Requirements;
 
@@ -60,6 +60,8 @@ pub struct Pool<'a> {
     pub ami_arches: BTreeSet<String>,
     /// The DaemonSet pods that would run on each node of the pool, summed.
     pub daemon_overhead: Resources,
+    /// EKS Auto Mode's pool: its nodes carry Auto Mode's labels, not the provider's.
+    pub auto_mode: bool,
 }
 
 /// The first step at which a NodePool cannot serve a pod, in the order Karpenter tries them.
@@ -235,17 +237,17 @@ pub fn admitted<'p, 'a>(pool: &'p Pool<'a>) -> impl Iterator<Item = &'p Candidat
     let zones = pool.requirements.get(spread::ZONE);
     pool.types.iter().filter(move |c| {
         c.zones.iter().any(|z| zones.is_none_or(|s| s.has(z)))
-            && type_meets(c, &pool.requirements).is_ok()
+            && type_meets(c, &pool.requirements, pool.auto_mode).is_ok()
     })
 }
 
 /// Whether an instance type's labels meet a set of requirements (zones are judged apart).
-fn type_meets(c: &Candidate<'_>, reqs: &Requirements) -> Result<(), String> {
+fn type_meets(c: &Candidate<'_>, reqs: &Requirements, auto_mode: bool) -> Result<(), String> {
     for (key, set) in &reqs.0 {
         if key == "topology.kubernetes.io/zone" {
             continue;
         }
-        let Some(have) = label_values(c.it, &c.zones, key) else {
+        let Some(have) = label_values_on(c.it, &c.zones, key, auto_mode) else {
             continue;
         };
         let ok = if have.is_empty() {
@@ -329,7 +331,7 @@ pub fn judge_pool(pod: &PodNeeds, pool: &Pool<'_>) -> Result<(), Blocked> {
 
 fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Result<(), Blocked> {
     pool.requirements
-        .compatible(alt)
+        .compatible_on(alt, pool.auto_mode)
         .map_err(|reason| Blocked::Requirements { reason })?;
     let both = pool.requirements.intersect(alt);
     let mut first_miss = None;
@@ -345,7 +347,7 @@ fn judge_alternative(pod: &PodNeeds, alt: &Requirements, pool: &Pool<'_>) -> Res
                     .iter()
                     .filter_map(|a| crate::requirements::k8s_arch(a))
                     .any(|a| pool.ami_arches.contains(a));
-            match type_meets(c, &both) {
+            match type_meets(c, &both, pool.auto_mode) {
                 Ok(()) if arch_ok => true,
                 Ok(()) => {
                     removed_by_ami += 1;
@@ -531,6 +533,7 @@ mod tests {
                 .collect(),
             ami_arches: BTreeSet::new(),
             daemon_overhead: Resources::new(),
+            auto_mode: false,
         }
     }
 
@@ -558,6 +561,60 @@ mod tests {
         );
         let err = judge_pool(&pod(&[], "1931m"), &p).unwrap_err();
         assert!(matches!(err, Blocked::TooLarge { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn each_kind_of_pool_knows_its_own_instance_labels() {
+        let types = [
+            InstanceType::nitro("m5.large", "x86_64", 2),
+            InstanceType::nitro("c5.large", "x86_64", 2),
+        ];
+        let mut auto = pool(&types, &[]);
+        auto.auto_mode = true;
+        let selfm = pool(&types, &[]);
+        let eks_c = pod(
+            &[Requirement::of(
+                "eks.amazonaws.com/instance-category",
+                "In",
+                &["c"],
+            )],
+            "1",
+        );
+        let provider_c = pod(
+            &[Requirement::of(
+                "karpenter.k8s.aws/instance-category",
+                "In",
+                &["c"],
+            )],
+            "1",
+        );
+        // Auto Mode's nodes carry eks.amazonaws.com/instance-*, derived from the type.
+        assert!(judge_pool(&eks_c, &auto).is_ok());
+        let eks_x = pod(
+            &[Requirement::of(
+                "eks.amazonaws.com/instance-category",
+                "In",
+                &["x"],
+            )],
+            "1",
+        );
+        assert!(matches!(
+            judge_pool(&eks_x, &auto).unwrap_err(),
+            Blocked::NoInstanceType { .. }
+        ));
+        // ...and never the provider's labels, nor does a self-managed node carry Auto Mode's.
+        let err = judge_pool(&provider_c, &auto).unwrap_err().describe();
+        assert!(err.contains("does not have known values"), "{err}");
+        assert!(judge_pool(&provider_c, &selfm).is_ok());
+        let err = judge_pool(&eks_c, &selfm).unwrap_err().describe();
+        assert!(err.contains("does not have known values"), "{err}");
+        // Auto Mode runs Linux only.
+        let windows = pod(
+            &[Requirement::of("kubernetes.io/os", "In", &["windows"])],
+            "1",
+        );
+        assert!(judge_pool(&windows, &auto).is_err());
+        assert!(judge_pool(&windows, &selfm).is_ok());
     }
 
     #[test]

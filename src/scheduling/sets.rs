@@ -227,8 +227,15 @@ impl Requirements {
     /// define must share a value (two negative requirements always do). `Err` is the first
     /// reason, in Karpenter's words.
     pub fn compatible(&self, pod: &Requirements) -> Result<(), String> {
+        self.compatible_on(pod, false)
+    }
+
+    /// [`compatible`](Self::compatible) for a pool of EKS Auto Mode (`auto_mode`), whose nodes
+    /// know `eks.amazonaws.com/instance-*` rather than the self-managed provider's labels.
+    pub fn compatible_on(&self, pod: &Requirements, auto_mode: bool) -> Result<(), String> {
         for (key, want) in &pod.0 {
-            if !is_well_known(key) && !self.0.contains_key(key) && !want.is_negative() {
+            if !is_well_known_on(key, auto_mode) && !self.0.contains_key(key) && !want.is_negative()
+            {
                 return Err(format!(
                     "label \"{key}\" does not have known values{}",
                     typo_hint(key, self)
@@ -286,6 +293,16 @@ pub fn is_well_known(key: &str) -> bool {
                 || rest.starts_with("capacity-reservation-")
                 || rest.starts_with("placement-group-")
         })
+}
+
+/// [`is_well_known`] on the nodes of EKS Auto Mode (`auto_mode`): the same core labels, and
+/// `eks.amazonaws.com/instance-*` in place of `karpenter.k8s.aws/*` (docs/auto-mode.md §2.4).
+pub fn is_well_known_on(key: &str, auto_mode: bool) -> bool {
+    if !auto_mode {
+        return is_well_known(key);
+    }
+    key.starts_with("eks.amazonaws.com/instance-")
+        || (is_well_known(key) && !key.starts_with("karpenter.k8s.aws/"))
 }
 
 /// Karpenter's ` (typo of "<key>"?)` hint: a known or pool key that contains the pod's key,

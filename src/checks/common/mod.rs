@@ -17,6 +17,7 @@ pub mod launch;
 pub mod launch_values;
 pub mod nodeclaim;
 pub mod nodeclass;
+pub mod pools;
 pub mod scheduling;
 pub mod selection;
 pub mod spot;

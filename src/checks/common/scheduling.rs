@@ -6,22 +6,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 
 use crate::check::prelude::*;
 use crate::checks::common::codes;
-use crate::checks::common::nodeclaim::{pool_class, pool_of};
-use crate::checks::common::nodeclass::{ami_arches, subnet_zones};
-use crate::facts::{InstanceType, InstanceTypeOffering};
-use crate::model::{ControllerDeployment, Ec2NodeClass, NodeClaim, NodePool, PendingPod};
-use crate::quantity::Quantity;
-use crate::scheduling::allocatable::{NodeSettings, Resources, allocatable, capacity};
+use crate::checks::common::pools::PoolFacts;
+use crate::model::{ControllerDeployment, NodeClaim, PendingPod};
 use crate::scheduling::pods::{self, Volumes};
-use crate::scheduling::sets::{Requirements, ValueSet};
 use crate::scheduling::spread::{self, PoolZones, ZoneSpread};
-use crate::scheduling::{Blocked, Candidate, PodNeeds, Pool, Verdict, judge, untolerated};
+use crate::scheduling::{Blocked, PodNeeds, Pool, Verdict, judge};
 
 /// Which check reports a group of unserved pods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,7 +187,6 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
     let spreads = spread_facts.counter(&pools);
 
     let candidate_count = candidates.len();
-    let mut left_to_auto_mode = 0;
     // Workloads often share their constraints (a chart's defaults, one team's selectors):
     // each distinct set is judged against the NodePools once, whichever workload asks.
     let mut judged: HashMap<String, Verdict> = HashMap::new();
@@ -216,22 +209,6 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
                         .or_insert_with(|| judge(&needs, &pools));
                     match verdict {
                         Verdict::Served { .. } => continue,
-                        // Auto Mode's instance rules and labels are not modelled for pods: a
-                        // pool of it the pods may land on could serve them, and saying none
-                        // can would be a false error (docs/automode.md §9).
-                        Verdict::Unserved(_)
-                            if !auto_mode_may_serve(&needs, &pool_facts.nodepools).is_empty() =>
-                        {
-                            let names: Vec<String> = members.iter().map(|p| pod_name(p)).collect();
-                            left_to_auto_mode += names.len();
-                            out.notes.push(format!(
-                                "left out {}: EKS Auto Mode's NodePool {} may serve {} (Auto Mode's scheduling is not judged here)",
-                                counted(&names),
-                                auto_mode_may_serve(&needs, &pool_facts.nodepools).join(", "),
-                                if names.len() == 1 { "it" } else { "them" }
-                            ));
-                            continue;
-                        }
                         Verdict::Unserved(blocked) => Outcome::Unserved(blocked.clone()),
                     }
                 }
@@ -272,7 +249,6 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
         }
     }
     let waiting: usize = out.groups.iter().map(|g| g.pods.len()).sum();
-    let candidate_count = candidate_count - left_to_auto_mode;
     out.notes.push(format!(
         "judged {candidate_count} pending pod{} against {} NodePool{}: {} can be served",
         if candidate_count == 1 { "" } else { "s" },
@@ -281,24 +257,6 @@ pub async fn unserved(cx: &CheckCx) -> Result<Pending, FactError> {
         candidate_count.saturating_sub(waiting)
     ));
     Ok(out)
-}
-
-/// EKS Auto Mode's NodePools (not being deleted) whose taints the pod tolerates and that its
-/// `karpenter.sh/nodepool` requirement, if any, allows: those that may serve it.
-pub fn auto_mode_may_serve(needs: &PodNeeds, nodepools: &[NodePool]) -> Vec<String> {
-    nodepools
-        .iter()
-        .filter(|p| p.is_auto_mode() && p.metadata.deletion_timestamp.is_none())
-        .filter(|p| untolerated(&p.spec.template.spec.taints, &needs.tolerations).is_none())
-        .filter(|p| {
-            needs.alternatives.is_empty()
-                || needs.alternatives.iter().any(|alt| {
-                    alt.get("karpenter.sh/nodepool")
-                        .is_none_or(|v| v.has(p.name()))
-                })
-        })
-        .map(|p| p.name().to_string())
-        .collect()
 }
 
 /// The newest `could not schedule pod` reason Karpenter logged per pod (`namespace/name`),
@@ -464,71 +422,12 @@ impl SpreadCounter<'_> {
     }
 }
 
-/// What the NodePools' verdicts are built from.
-pub struct PoolFacts {
-    nodepools: Arc<Vec<NodePool>>,
-    classes: Arc<Vec<Ec2NodeClass>>,
-    claims: Arc<Vec<NodeClaim>>,
-    daemonsets: Arc<Vec<DaemonSet>>,
-    types: Arc<Vec<InstanceType>>,
-    offerings: Arc<Vec<InstanceTypeOffering>>,
-    overhead_env: Option<String>,
-    enis_env: Option<String>,
-}
-
-impl PoolFacts {
-    pub async fn read(
-        cx: &CheckCx,
-        controller: Option<&(Arc<Vec<Deployment>>, usize)>,
-        claims: Arc<Vec<NodeClaim>>,
-    ) -> Result<Self, FactError> {
-        let env = |name: &str| -> Option<String> {
-            let (deployments, i) = controller?;
-            ControllerDeployment::new(&deployments[*i])
-                .env(name)
-                .map(str::to_string)
-        };
-        Ok(PoolFacts {
-            nodepools: cx.nodepools().await?,
-            classes: cx.ec2_nodeclasses().await?,
-            claims,
-            daemonsets: cx.daemonsets().await?,
-            types: cx.instance_types().await?,
-            offerings: cx.instance_type_offerings().await?,
-            overhead_env: env("VM_MEMORY_OVERHEAD_PERCENT"),
-            enis_env: env("RESERVED_ENIS"),
-        })
-    }
-
-    /// The NodePools as the self-managed controller's scheduler sees them: those being deleted
-    /// are not tried, and EKS Auto Mode's are not its own (kubernetes-sigs/karpenter#1818).
-    pub fn pools(&self) -> Vec<Pool<'_>> {
-        self.nodepools
-            .iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_none() && !p.is_auto_mode())
-            .map(|np| {
-                build_pool(
-                    np,
-                    &self.classes,
-                    &self.claims,
-                    &self.daemonsets,
-                    &self.types,
-                    &self.offerings,
-                    self.overhead_env.as_deref(),
-                    self.enis_env.as_deref(),
-                )
-            })
-            .collect()
-    }
-}
-
-/// One pod's verdict against every NodePool of the self-managed controller, for `karpdoctor
-/// pod`, with EKS Auto Mode's pools that may serve it ([`auto_mode_may_serve`]): `Err` is why
-/// Karpenter ignores it.
+/// One pod's verdict against every NodePool, the self-managed controller's and EKS Auto Mode's,
+/// for `karpdoctor pod`: `Err` is why Karpenter ignores it.
 pub async fn judge_pod(
     cx: &CheckCx,
     pod: &PendingPod,
-) -> Result<Result<(Verdict, Vec<String>), String>, FactError> {
+) -> Result<Result<Verdict, String>, FactError> {
     let volume_facts = VolumeFacts::read(cx, &[pod]).await?;
     let needs = match pods::needs(pod, volume_facts.view()) {
         Ok(n) => n,
@@ -540,8 +439,7 @@ pub async fn judge_pod(
     let pool_facts = PoolFacts::read(cx, controller.as_ref(), claims).await?;
     let pools = pool_facts.pools();
     let needs = spread_facts.counter(&pools).apply(pod, needs);
-    let auto_mode = auto_mode_may_serve(&needs, &pool_facts.nodepools);
-    Ok(Ok((judge(&needs, &pools), auto_mode)))
+    Ok(Ok(judge(&needs, &pools)))
 }
 
 /// The code of the check that reports a verdict.
@@ -619,180 +517,6 @@ fn nominated_in_flight(
                 .condition("Initialized")
                 .is_none_or(|i| i.status != "True")
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn build_pool<'a>(
-    np: &NodePool,
-    classes: &[Ec2NodeClass],
-    claims: &[NodeClaim],
-    daemonsets: &[DaemonSet],
-    types: &'a [InstanceType],
-    offerings: &[InstanceTypeOffering],
-    overhead_env: Option<&str>,
-    enis_env: Option<&str>,
-) -> Pool<'a> {
-    let template = &np.spec.template;
-    let class_name = template
-        .spec
-        .node_class_ref
-        .as_ref()
-        .and_then(|r| r.name.clone())
-        .unwrap_or_default();
-    let class = pool_class(np, classes);
-    let mut requirements = Requirements::default();
-    let mut not_ready = None;
-    match Requirements::from_list(&template.spec.requirements) {
-        Ok(r) => requirements = r,
-        Err(bad) => {
-            not_ready = Some((
-                format!("a requirement the API would reject: {bad}"),
-                vec![codes::NODEPOOL_NOT_READY],
-            ))
-        }
-    }
-    for (k, v) in &template.metadata.labels {
-        requirements.add(k, ValueSet::only([v.clone()]));
-    }
-    requirements.add(
-        "karpenter.sh/nodepool",
-        ValueSet::only([np.name().to_string()]),
-    );
-    requirements.add(
-        "karpenter.k8s.aws/ec2nodeclass",
-        ValueSet::only([class_name.clone()]),
-    );
-    let zones = class.map(subnet_zones).unwrap_or_default();
-    if not_ready.is_none() {
-        not_ready = match class {
-            None => Some((
-                format!("its EC2NodeClass {class_name} does not exist"),
-                vec![codes::NODEPOOL_NODECLASSREF_INVALID],
-            )),
-            Some(c)
-                if c.status
-                    .condition("Ready")
-                    .is_some_and(|r| r.status != "True") =>
-            {
-                Some((
-                    format!(
-                        "its EC2NodeClass {class_name} is not Ready ({})",
-                        c.status
-                            .condition("Ready")
-                            .map(|r| r.describe())
-                            .unwrap_or_default()
-                    ),
-                    vec![codes::NODECLASS_NOT_READY],
-                ))
-            }
-            Some(_) if zones.is_empty() => Some((
-                format!("its EC2NodeClass {class_name} has no resolved subnets"),
-                vec![
-                    codes::NODECLASS_SUBNETS_UNRESOLVED,
-                    codes::NODECLASS_NOT_READY,
-                ],
-            )),
-            Some(_) => np
-                .status
-                .condition("Ready")
-                .filter(|r| r.status == "False")
-                .map(|r| (r.describe(), vec![codes::NODEPOOL_NOT_READY])),
-        };
-    }
-    let settings = class
-        .map(|c| NodeSettings::from_class(&c.spec, overhead_env, enis_env))
-        .unwrap_or_default();
-    let mut offered: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for o in offerings.iter().filter(|o| zones.contains(&o.zone)) {
-        offered
-            .entry(o.instance_type.as_str())
-            .or_default()
-            .insert(o.zone.clone());
-    }
-    let candidates: Vec<Candidate<'a>> = types
-        .iter()
-        .filter_map(|t| {
-            let zones = offered.get(t.instance_type.as_str())?.clone();
-            Some(Candidate {
-                it: t,
-                zones,
-                allocatable: allocatable(t, &settings),
-                capacity: capacity(t, &settings),
-            })
-        })
-        .collect();
-    let taints = template.spec.taints.clone();
-    let daemon_overhead = daemonsets
-        .iter()
-        .filter(|ds| daemon_lands(ds, &requirements, &taints))
-        .filter_map(|ds| ds.spec.as_ref()?.template.spec.as_ref())
-        .map(pods::requests)
-        .fold(Resources::new(), |mut acc, r| {
-            for (k, v) in r {
-                let total = acc.get(&k).and_then(|a| a.checked_add(v)).unwrap_or(v);
-                acc.insert(k, total);
-            }
-            acc
-        });
-    Pool {
-        name: np.name().to_string(),
-        weight: np.spec.weight.unwrap_or(0),
-        not_ready,
-        requirements,
-        taints,
-        headroom: headroom(np, claims),
-        types: candidates,
-        ami_arches: class.map(ami_arches).unwrap_or_default(),
-        daemon_overhead,
-    }
-}
-
-/// Whether a DaemonSet's pods would run on the pool's nodes: they tolerate its taints and
-/// some required term of theirs is compatible with its requirements.
-fn daemon_lands(
-    ds: &DaemonSet,
-    pool: &Requirements,
-    taints: &[k8s_openapi::api::core::v1::Taint],
-) -> bool {
-    let Some(spec) = ds.spec.as_ref().and_then(|s| s.template.spec.as_ref()) else {
-        return false;
-    };
-    let tolerations = spec.tolerations.clone().unwrap_or_default();
-    if untolerated(taints, &tolerations).is_some() {
-        return false;
-    }
-    pods::alternatives(spec).is_ok_and(|alts| alts.iter().any(|a| pool.compatible(a).is_ok()))
-}
-
-/// What is left under each of the pool's limits: usage from `status.resources` (Karpenter's
-/// own tally, with `nodes` from v1.11), else the pool's NodeClaims' capacity.
-fn headroom(np: &NodePool, claims: &[NodeClaim]) -> Resources {
-    let mine: Vec<&NodeClaim> = claims.iter().filter(|c| pool_of(c) == np.name()).collect();
-    let status = np.status.rest.get("resources");
-    let quantity = Quantity::from_json;
-    let mut out = Resources::new();
-    for (resource, limit) in &np.spec.limits {
-        let Some(limit) = quantity(limit) else {
-            continue;
-        };
-        let used = if resource == "nodes" {
-            Some(Quantity::units(mine.len() as i64))
-        } else {
-            status
-                .and_then(|s| s.get(resource))
-                .and_then(quantity)
-                .or_else(|| {
-                    mine.iter()
-                        .filter_map(|c| c.status.capacity.get(resource))
-                        .filter_map(Quantity::parse)
-                        .try_fold(Quantity::ZERO, |a, q| a.checked_add(q))
-                })
-        };
-        if let Some(used) = used {
-            out.insert(resource.clone(), limit.saturating_sub(used));
-        }
-    }
-    out
 }
 
 /// The evidence every scheduling finding carries: the pods, since when, each NodePool's

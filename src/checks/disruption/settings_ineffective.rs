@@ -12,7 +12,7 @@ use crate::checks::common::nodeclaim::pool_of;
 use crate::disruption::budgets::{
     closing_budget, describe, unlimited_between_windows, windows_never_open,
 };
-use crate::checks::common::scheduling::PoolFacts;
+use crate::checks::common::pools::PoolFacts;
 use crate::disruption::pdbs::never_allows;
 use crate::disruption::pinned::{first_expiry, held_for_good, pins_for_good};
 use crate::disruption::spot::{MIN_CHEAPER_TYPES, spot_to_spot_gate};
@@ -369,7 +369,7 @@ async fn spot_to_spot_starved(cx: &CheckCx) -> Result<Vec<Finding>, FactError> {
         return Ok(Vec::new());
     }
     let (nodepools, claims) = futures::try_join!(cx.nodepools(), cx.nodeclaims())?;
-    let facts = PoolFacts::read(cx, controller.as_ref(), claims).await?;
+    let facts = PoolFacts::read_self_managed(cx, controller.as_ref(), claims).await?;
     let mut out = Vec::new();
     for pool in facts.pools() {
         let Some(np) = nodepools.iter().find(|p| p.name() == pool.name) else {

@@ -13,10 +13,9 @@ declare_check! {
         title: "every pending pod fits an instance type its NodePools may launch",
         category: Scheduling,
         severity: Error,
-        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments, EksCluster, AutoNodeClasses],
         // The controller's log: its `could not schedule pod` lines, quoted when found.
         evidence: [Pods, PodLogs],
-        self_managed: true,
         run: pending_pods_too_large,
     }
 }

@@ -14,10 +14,9 @@ declare_check! {
         title: "every pod Karpenter should place has a NodePool that can serve it",
         category: Scheduling,
         severity: Error,
-        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments, EksCluster, AutoNodeClasses],
         // The controller's log: its `could not schedule pod` lines, quoted when found.
         evidence: [Pods, PodLogs],
-        self_managed: true,
         run: pending_pods_unserved,
     }
 }
@@ -103,6 +102,13 @@ fn requirement_hint(pool: &str, reason: &str) -> String {
         .strip_prefix("label \"")
         .and_then(|r| r.split_once('"'))
     {
+        // Auto Mode's nodes carry eks.amazonaws.com/instance-* where self-managed Karpenter's
+        // carry karpenter.k8s.aws/instance-*, which self-managed pools always know: only an
+        // Auto Mode pool finds the old name unknown (docs/auto-mode.md §2.4).
+        Some((key, _)) if key.starts_with("karpenter.k8s.aws/instance-") => format!(
+            "the pods select on label {key}, the self-managed provider's, and NodePool {pool} is EKS Auto Mode's, whose nodes carry {} instead (AWS's migration guide renames it): select that in the pods' nodeSelector/affinity",
+            key.replacen("karpenter.k8s.aws/", "eks.amazonaws.com/", 1)
+        ),
         Some((key, _)) => format!(
             "the pods select on label {key}, which NodePool {pool} neither requires nor sets: declare it on the NodePool (spec.template.metadata.labels, or a requirement with operator In), or drop it from the pods' nodeSelector/affinity"
         ),

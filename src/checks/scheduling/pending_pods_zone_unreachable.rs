@@ -15,10 +15,9 @@ declare_check! {
         title: "every pending pod's zones have a subnet its NodePools can launch in",
         category: Scheduling,
         severity: Error,
-        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments],
+        needs: [PendingPods, Events, EventsByReason, NodeClaims, Pods, PodLogs, PersistentVolumeClaims, PersistentVolumes, StorageClasses, ScheduledPods, Nodes, NodePools, Ec2NodeClasses, DaemonSets, Ec2InstanceTypes, Ec2InstanceTypeOfferings, ControllerDeployments, EksCluster, AutoNodeClasses],
         // The controller's log: its `could not schedule pod` lines, quoted when found.
         evidence: [Pods, PodLogs],
-        self_managed: true,
         run: pending_pods_zone_unreachable,
     }
 }
