@@ -76,7 +76,7 @@ pub struct CheckInfo {
     pub evidence: &'static [FactKind],
     /// It judges a self-managed install (its controller, IAM, EC2NodeClasses, node roles,
     /// interruption queue): skipped where EKS Auto Mode is the only Karpenter
-    /// (docs/automode.md §9).
+    /// (docs/auto-mode.md §9).
     pub self_managed: bool,
     /// `checks/<CODE>.md`, embedded at build time.
     pub doc: &'static str,

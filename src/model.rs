@@ -462,7 +462,7 @@ impl NodePool {
             .as_deref()
     }
     /// The pool is EKS Auto Mode's: its `nodeClassRef` names the `eks.amazonaws.com` NodeClass
-    /// (docs/automode.md §1.2), which the self-managed controller never serves.
+    /// (docs/auto-mode.md §1.2), which the self-managed controller never serves.
     pub fn is_auto_mode(&self) -> bool {
         !self.is_v1beta1()
             && self
@@ -501,7 +501,7 @@ impl Ec2NodeClass {
     }
 }
 
-/// EKS Auto Mode's `eks.amazonaws.com/v1` `NodeClass` (docs/automode.md §2.1, §2.2). AWS
+/// EKS Auto Mode's `eks.amazonaws.com/v1` `NodeClass` (docs/auto-mode.md §2.1, §2.2). AWS
 /// publishes neither its CRD nor its status schema, so the spec stays a map and the status is
 /// read only as conditions, each quoted as the cluster gives it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

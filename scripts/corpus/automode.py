@@ -1,14 +1,14 @@
-# EKS Auto Mode (issue 32; docs/automode.md). Auto Mode's compute turned on for a cluster whose
+# EKS Auto Mode (issue 32; docs/auto-mode.md). Auto Mode's compute turned on for a cluster whose
 # self-managed Karpenter keeps running, the first step of the migration AWS describes
 # ("Migrate from Karpenter to EKS Auto Mode": Karpenter 1.1 or later, both running while the
 # workloads move), before any built-in pool is enabled; Karpenter runs without its interruption
-# queue, as the migration's reference setup does (docs/automode.md §4.4).
+# queue, as the migration's reference setup does (docs/auto-mode.md §4.4).
 _am_first = bundle(
     "Healthy: EKS Auto Mode's compute, block storage and load balancing were enabled on a cluster that runs Karpenter 1.8.1 (the start of AWS's migration from Karpenter to Auto Mode), with no built-in NodePools yet; every NodePool still uses Karpenter's EC2NodeClass. The report's header names Auto Mode beside the self-managed controller.")
 
 # Healthy: a cluster on EKS Auto Mode alone, as AWS's "Create an Amazon EKS Auto Mode cluster"
 # leaves it: compute, block storage and load balancing on, both built-in NodePools
-# (general-purpose, system; their specs as EKS writes them, docs/automode.md §2.3) on the
+# (general-purpose, system; their specs as EKS writes them, docs/auto-mode.md §2.3) on the
 # `default` NodeClass, access entries only (authenticationMode API). No Karpenter Deployment and
 # no EC2NodeClass CRD: EKS runs Karpenter itself and installs only the karpenter.sh CRDs. Every
 # check of a self-managed install skips; the NodePool, disruption and NodeClaim checks judge
@@ -35,7 +35,7 @@ def _am_pool(name, arch, taints=()):
 
 
 def _am_class(name="default", role="AmazonEKSAutoNodeRole", conditions=None, eks=True):
-    """An `eks.amazonaws.com/v1` NodeClass; `default` as EKS writes it (docs/automode.md §2.2)."""
+    """An `eks.amazonaws.com/v1` NodeClass; `default` as EKS writes it (docs/auto-mode.md §2.2)."""
     meta = {"name": name, "uid": "5c0d9e1f-2a3b-4c4d-8e5f-6a7b8c9d0e1f", "creationTimestamp": "2026-11-20T07:55:00Z",
             "finalizers": ["eks.amazonaws.com/termination"]}
     if eks:
@@ -117,7 +117,7 @@ def _cluster_role(b, trust=_CLUSTER_TRUST, policies=_CLUSTER_POLICIES, inline=()
 
 def _no_queue(b):
     """Karpenter without its interruption queue, as AWS's migration has it run beside Auto Mode
-    (docs/automode.md §4.4: Auto Mode handles its own instances' interruptions)."""
+    (docs/auto-mode.md §4.4: Auto Mode handles its own instances' interruptions)."""
     set_env(b, "INTERRUPTION_QUEUE", None)
     b["facts"] = [e for e in b["facts"] if not (isinstance(e["fact"], dict) and ("sqsQueue" in e["fact"] or "eventRules" in e["fact"])) and e["fact"] != "sqsQueues"]
 
@@ -150,7 +150,7 @@ _am = bundle(
     overrides=[fact("nodeClaims", [_am_claim]), fact({"node": {"name": _am_node}}, _am_nd),
                fact("autoNodeClasses", [_am_class()])])
 _am_cluster(_am)
-# docs/automode.md §9: the checks of a self-managed install, not applicable here.
+# docs/auto-mode.md §9: the checks of a self-managed install, not applicable here.
 _am_skipped = (["KD%d" % c for c in range(1001, 1010)] + ["KD%d" % c for c in range(2001, 2009)]
                + ["KD%d" % c for c in range(2101, 2105)] + ["KD%d" % c for c in range(3001, 3011)]
                + ["KD4001", "KD4003", "KD4004"] + ["KD%d" % c for c in range(5001, 5009)]
@@ -170,7 +170,7 @@ _am_cluster(_am, pools=["system"], mode="API_AND_CONFIG_MAP")
 write("healthy-auto-mode-system-pool-beside-karpenter", _am, [])
 
 
-# --- KD4201: NodePools nothing serves (docs/automode.md §7.4) ---------------------------------
+# --- KD4201: NodePools nothing serves (docs/auto-mode.md §7.4) ---------------------------------
 
 def _am_alone(desc, pools, classes, builtin=("general-purpose", "system"), role="arn:aws:iam::111122223333:role/AmazonEKSAutoNodeRole", extra=()):
     """A cluster on Auto Mode alone: no Karpenter Deployment, no EC2NodeClass CRD."""
@@ -187,7 +187,7 @@ def _pool_status(p, *conditions):
     return p
 
 
-# The 3P troubleshooting page's first NodePool case (docs/automode.md Appendix A13): on Auto Mode
+# The 3P troubleshooting page's first NodePool case (docs/auto-mode.md Appendix A13): on Auto Mode
 # alone, a NodePool copied from a self-managed install keeps `group: karpenter.k8s.aws, kind:
 # EC2NodeClass`. Auto Mode ignores it, so `kubectl get nodepools` shows it with empty READY and
 # NODES columns: no status at all, and nothing launches.
@@ -242,7 +242,7 @@ write("automode-pool-restricted-label", _am_alone(
     _am_pools + [_p], [_am_class()]), ["KD4005", "KD4201"], roots=["KD4201"], skipped=_am_skipped)
 
 
-# --- KD5101: Auto Mode node roles without their access entry (docs/automode.md §7.5) ---------
+# --- KD5101: Auto Mode node roles without their access entry (docs/auto-mode.md §7.5) ---------
 
 def _custom_class(name, role, unauthorized=False):
     c = _am_class(name, role=role, eks=False)
@@ -278,7 +278,7 @@ _b = _am_alone(
 _node_role(_b, "arn:aws:iam::111122223333:role/AutoModeCustomNodeRole", kind=None)
 write("automode-custom-nodeclass-role-without-access-entry", _b, ["KD3101", "KD4005", "KD5101"], roots=["KD5101"], skipped=_am_skipped)
 
-# The migration's common slip (docs/automode.md A17): beside a self-managed Karpenter, an Auto
+# The migration's common slip (docs/auto-mode.md A17): beside a self-managed Karpenter, an Auto
 # Mode NodeClass reuses Karpenter's node role, whose entry terraform-aws-eks's Karpenter module
 # made as EC2_LINUX. The type cannot be changed and the role has one entry.
 _b = bundle(
@@ -327,7 +327,7 @@ _node_role(_b, "arn:aws:iam::111122223333:role/AutoModeLockedNodeRole")
 _b["emulator"] = {**default_emulator(_b), "scps": [{"name": "iam-from-deployment-only", "document": _IAM_SCP}]}
 write("healthy-auto-mode-nodeclass-instance-profile", _b, [], skipped=_am_skipped)
 
-# --- KD3101: Auto Mode NodeClasses that cannot launch (docs/automode.md §7.3) -----------------
+# --- KD3101: Auto Mode NodeClasses that cannot launch (docs/auto-mode.md §7.3) -----------------
 
 # aws/karpenter-provider-aws#9016: an Auto Mode NodeClass stuck on InstanceProfileCreationFailed,
 # ValidationSucceeded never leaving AwaitingReconciliation; the role has its EC2 entry, so the
@@ -364,7 +364,7 @@ _node_role(_b, "arn:aws:iam::111122223333:role/AutoModeCustomNodeRole")
 write("automode-pod-subnets-miss-a-zone", _b, ["KD3101"], roots=["KD3101"], skipped=_am_skipped)
 
 
-# --- KD1201: a self-managed Karpenter beside Auto Mode (docs/automode.md §4) --------------------
+# --- KD1201: a self-managed Karpenter beside Auto Mode (docs/auto-mode.md §4) --------------------
 
 # kubernetes-sigs/karpenter#1818: Karpenter 1.0.8 still running when Auto Mode's compute and its
 # built-in pools are turned on. Releases before 1.1 reconcile every NodePool and NodeClaim, Auto
@@ -397,7 +397,7 @@ _am_cluster(_b, mode="API_AND_CONFIG_MAP")
 write("automode-beside-karpenter-interruption-queue", _b, ["KD1201"], exit_code=0, roots=[])
 
 
-# --- KD2301: Auto Mode's cluster role (docs/automode.md §3.1, §3.2, §7.2) -----------------------
+# --- KD2301: Auto Mode's cluster role (docs/auto-mode.md §3.1, §3.2, §7.2) -----------------------
 
 # aws/containers-roadmap#2487: a NodeClass with tags of the team's own on a cluster role with only
 # AWS's managed policies. Pool and NodeClass are Ready, a NodeClaim is made, no instance comes up:

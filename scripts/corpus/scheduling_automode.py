@@ -1,4 +1,4 @@
-# Pending pods beside EKS Auto Mode (issue 32; docs/automode.md §9). Needs automode.py's _am_*
+# Pending pods beside EKS Auto Mode (issue 32; docs/auto-mode.md §9). Needs automode.py's _am_*
 # helpers and scheduling.py's _sc_* ones, so it sorts after both.
 
 # Healthy: AWS's migration from Karpenter to Auto Mode moves a workload by giving it the

@@ -61,7 +61,7 @@ pub async fn execute(
         resolve(&ctx, opened.live.as_deref(), checks, args, deadline).await?;
     ctx.set_target(target.clone());
     // Where EKS Auto Mode runs compute, whether the checks of a self-managed install apply
-    // (docs/automode.md §9): not where it is the only Karpenter, unknown where the controller
+    // (docs/auto-mode.md §9): not where it is the only Karpenter, unknown where the controller
     // Deployments could not be read. Each such check's outcome then rests on the facts that
     // decided it, and is credited with them.
     let basis = super::target::self_managed(&ctx, &target).await;

@@ -123,7 +123,7 @@ pub(super) async fn resolve_aws_target(
 }
 
 /// What the run knows about the checks of a self-managed install where EKS Auto Mode runs
-/// compute (docs/automode.md §9), and the facts that knowledge rests on.
+/// compute (docs/auto-mode.md §9), and the facts that knowledge rests on.
 pub(super) struct SelfManaged {
     /// `Some(true)`: Auto Mode is the only Karpenter, they do not apply; `Some(false)`: a
     /// self-managed controller runs beside it, they run; `None`: the controller Deployments could
@@ -182,7 +182,7 @@ pub(super) async fn self_managed(ctx: &Context, target: &Target) -> Option<SelfM
     })
 }
 
-/// `target.autoMode` (docs/automode.md §1.3): whether Auto Mode runs compute (`None`: could not
+/// `target.autoMode` (docs/auto-mode.md §1.3): whether Auto Mode runs compute (`None`: could not
 /// tell), beside a controller or alone. "Alone" needs the controller Deployments read and
 /// found empty: a list karpdoctor could not read is not an absent controller, and the checks of
 /// a self-managed install then run (and say what they could not read) rather than skip.
@@ -345,7 +345,7 @@ pub(super) async fn resolve_target(
             }
             Err(e) => {
                 notes.push(format!("EKS cluster {cluster}: {e}"));
-                // Without DescribeCluster, Auto Mode's NodePools say it (docs/automode.md §1.2).
+                // Without DescribeCluster, Auto Mode's NodePools say it (docs/auto-mode.md §1.2).
                 let pools = ctx.nodepools().await.ok();
                 let on = pools.map(|ps| ps.iter().any(|p| p.is_auto_mode()));
                 target.auto_mode = auto_mode(on, controller.is_some(), controller_read);

@@ -1,4 +1,4 @@
-//! Whether an Auto Mode node role may join its nodes (docs/automode.md §3.3, §7.5). EKS Auto
+//! Whether an Auto Mode node role may join its nodes (docs/auto-mode.md §3.3, §7.5). EKS Auto
 //! Mode authorizes a node through an access entry of type `EC2` carrying the cluster access policy
 //! `AmazonEKSAutoNodePolicy` at cluster scope; EKS creates that entry itself only for the role of
 //! the built-in pools. A principal has one access entry, and its type cannot be changed.

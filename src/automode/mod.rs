@@ -1,4 +1,4 @@
-//! EKS Auto Mode: which NodePools it serves and what it launches for them (docs/automode.md).
+//! EKS Auto Mode: which NodePools it serves and what it launches for them (docs/auto-mode.md).
 //! Pure judgement over the model and the facts; the checks under `checks/automode` are thin.
 
 pub mod access;

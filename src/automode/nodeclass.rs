@@ -1,4 +1,4 @@
-//! Whether an EKS Auto Mode NodeClass can launch (docs/automode.md §2.2, §7.3). AWS publishes
+//! Whether an EKS Auto Mode NodeClass can launch (docs/auto-mode.md §2.2, §7.3). AWS publishes
 //! neither the NodeClass's CRD nor its conditions: every condition that is not `True` is quoted
 //! as the cluster gives it, and no list of types is assumed beyond `Ready`.
 
@@ -51,7 +51,7 @@ pub fn not_ready(class: &AutoNodeClass, now: jiff::Timestamp) -> Option<NotReady
 }
 
 /// What the NodeClass's selectors pick among the region's subnets and security groups, run as
-/// EC2NodeClass selectors run (terms OR'ed, fields AND'ed; docs/automode.md §8.2: Auto Mode's
+/// EC2NodeClass selectors run (terms OR'ed, fields AND'ed; docs/auto-mode.md §8.2: Auto Mode's
 /// own semantics are not published). `Err` names a malformed field.
 pub struct Selected<'a> {
     pub subnet_terms: Vec<Term>,

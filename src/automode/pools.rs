@@ -1,16 +1,16 @@
 //! Whether anything serves a NodePool on a cluster where EKS Auto Mode runs compute
-//! (docs/automode.md §7.4). Auto Mode's controller serves the pools of the `eks.amazonaws.com`
+//! (docs/auto-mode.md §7.4). Auto Mode's controller serves the pools of the `eks.amazonaws.com`
 //! NodeClass, the self-managed controller those of `karpenter.k8s.aws`; each ignores the other's
 //! (kubernetes-sigs/karpenter#1818), so a pool of a group nothing runs stays empty and quiet.
 
 use std::collections::BTreeSet;
 
 use crate::facts::{InstanceType, InstanceTypeOffering};
-use crate::model::{AutoNodeClass, NodePool, Requirement};
+use crate::model::{AutoNodeClass, NodePool, Requirement, managed_by_eks};
 use crate::requirements::{Narrowing, Step, auto_mode_as_provider_key, meets, narrow};
 
 /// The self-managed provider's label domain: Auto Mode rejects it on its pools ("label is
-/// restricted", `NodePoolValidationFailed`; docs/automode.md §2.4) and names the same labels
+/// restricted", `NodePoolValidationFailed`; docs/auto-mode.md §2.4) and names the same labels
 /// `eks.amazonaws.com/*`.
 pub const SELF_MANAGED_DOMAIN: &str = "karpenter.k8s.aws";
 
@@ -123,6 +123,75 @@ pub fn narrow_auto_mode(
         }
     }
     n
+}
+
+/// How an EKS built-in pool differs from what the user guide documents EKS creates
+/// ("Enable or Disable Built-in NodePools": both on the `default` NodeClass, on-demand only,
+/// instance categories C, M and R of generation 5 or newer, Linux; `system` amd64 and arm64
+/// with the `CriticalAddonsOnly` taint, `general-purpose` amd64 without taints). EKS owns these
+/// objects and overwrites edits to them (terraform-aws-eks#3241: "Your config will appear to
+/// work until it is overwritten by AWS"), so a difference is an edit that will be lost. Only
+/// the documented properties are compared; fields the guide says nothing of (limits,
+/// disruption) are not. Empty for a pool that is not EKS's built-in one.
+pub fn builtin_edits(pool: &NodePool) -> Vec<String> {
+    let name = pool.name();
+    if !matches!(name, "general-purpose" | "system") || !managed_by_eks(&pool.metadata) {
+        return Vec::new();
+    }
+    let spec = &pool.spec.template.spec;
+    let mut out = Vec::new();
+    if pool.class_name() != Some("default") {
+        out.push(format!(
+            "nodeClassRef names {} instead of default",
+            pool.class_name().unwrap_or("nothing")
+        ));
+    }
+    let values = |key: &str| -> Option<BTreeSet<String>> {
+        spec.requirements
+            .iter()
+            .find(|r| r.key == key && r.operator == "In")
+            .map(|r| r.values.iter().cloned().collect())
+    };
+    let set = |v: &[&str]| -> BTreeSet<String> { v.iter().map(|s| s.to_string()).collect() };
+    let arch: &[&str] = if name == "system" {
+        &["amd64", "arm64"]
+    } else {
+        &["amd64"]
+    };
+    for (key, want) in [
+        ("karpenter.sh/capacity-type", &["on-demand"][..]),
+        ("eks.amazonaws.com/instance-category", &["c", "m", "r"][..]),
+        ("kubernetes.io/arch", arch),
+    ] {
+        match values(key) {
+            Some(have) if have == set(want) => {}
+            Some(have) => out.push(format!(
+                "{key} is {} instead of {}",
+                have.into_iter().collect::<Vec<_>>().join(", "),
+                want.join(", ")
+            )),
+            None => out.push(format!("{key} In [{}] is gone", want.join(", "))),
+        }
+    }
+    let generation = spec
+        .requirements
+        .iter()
+        .find(|r| r.key == "eks.amazonaws.com/instance-generation");
+    if !generation.is_some_and(|r| r.operator == "Gt" && r.values == ["4"]) {
+        out.push("eks.amazonaws.com/instance-generation is no longer Gt 4".to_string());
+    }
+    let critical = spec
+        .taints
+        .iter()
+        .any(|t| t.key == "CriticalAddonsOnly" && t.effect == "NoSchedule");
+    let others = spec.taints.iter().any(|t| t.key != "CriticalAddonsOnly");
+    if name == "system" && !critical {
+        out.push("the CriticalAddonsOnly:NoSchedule taint is gone".to_string());
+    }
+    if (name == "general-purpose" && !spec.taints.is_empty()) || (name == "system" && others) {
+        out.push("it has taints EKS does not set".to_string());
+    }
+    out
 }
 
 /// The facts a pool's judgement needs, read by the check.
@@ -335,6 +404,42 @@ mod tests {
             Some(Unserved::RestrictedKeys(vec![
                 "karpenter.k8s.aws/instance-category".into()
             ]))
+        );
+    }
+
+    #[test]
+    fn an_edited_builtin_pool_is_told_apart_from_one_as_eks_makes_it() {
+        let mut gp = pool(
+            "eks.amazonaws.com",
+            "default",
+            vec![
+                Requirement::of("karpenter.sh/capacity-type", "In", &["on-demand"]),
+                Requirement::of(
+                    "eks.amazonaws.com/instance-category",
+                    "In",
+                    &["c", "m", "r"],
+                ),
+                Requirement::of("eks.amazonaws.com/instance-generation", "Gt", &["4"]),
+                Requirement::of("kubernetes.io/arch", "In", &["amd64"]),
+                Requirement::of("kubernetes.io/os", "In", &["linux"]),
+            ],
+        );
+        gp.metadata.name = Some("general-purpose".into());
+        // Not labelled as EKS's: a pool of one's own that happens to share the name.
+        assert!(builtin_edits(&gp).is_empty());
+        gp.metadata.labels = Some(
+            [(
+                "app.kubernetes.io/managed-by".to_string(),
+                "eks".to_string(),
+            )]
+            .into_iter()
+            .collect(),
+        );
+        assert!(builtin_edits(&gp).is_empty(), "{:?}", builtin_edits(&gp));
+        gp.spec.template.spec.requirements[0].values = vec!["spot".into(), "on-demand".into()];
+        assert_eq!(
+            builtin_edits(&gp),
+            ["karpenter.sh/capacity-type is on-demand, spot instead of on-demand"]
         );
     }
 }

@@ -1,4 +1,4 @@
-//! EKS Auto Mode's cluster IAM role (docs/automode.md §3.1, §3.2, §7.2): EKS acts as it to launch,
+//! EKS Auto Mode's cluster IAM role (docs/auto-mode.md §3.1, §3.2, §7.2): EKS acts as it to launch,
 //! tag and delete Auto Mode's instances, volumes, load balancers and network interfaces.
 
 use serde_json::Value;

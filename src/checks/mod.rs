@@ -37,7 +37,7 @@ checks! {
         karpenter_version_unsupported::KARPENTER_VERSION_UNSUPPORTED,
         controller_log_errors::CONTROLLER_LOG_ERRORS,
     }
-    /// KD12xx: a self-managed Karpenter beside EKS Auto Mode (docs/automode.md).
+    /// KD12xx: a self-managed Karpenter beside EKS Auto Mode (docs/auto-mode.md).
     automode_install {
         karpenter_coexistence::AUTOMODE_KARPENTER_COEXISTENCE,
     }
@@ -64,7 +64,7 @@ checks! {
         install_prerequisites_missing::INSTALL_PREREQUISITES_MISSING,
     }
     /// KD23xx: EKS Auto Mode's cluster IAM role, which EKS acts as to run Auto Mode's compute
-    /// (docs/automode.md).
+    /// (docs/auto-mode.md).
     automode_identity {
         cluster_role_invalid::AUTOMODE_CLUSTER_ROLE_INVALID,
     }
@@ -83,7 +83,7 @@ checks! {
         ebs_kms_unusable::NODECLASS_EBS_KMS_UNUSABLE,
     }
     /// KD31xx: EKS Auto Mode's NodeClasses: Ready, and pod addresses in every node zone
-    /// (docs/automode.md).
+    /// (docs/auto-mode.md).
     automode_nodeclass {
         nodeclass_not_ready::AUTOMODE_NODECLASS_NOT_READY,
     }
@@ -104,7 +104,7 @@ checks! {
         settings_ineffective::DISRUPTION_SETTINGS_INEFFECTIVE,
     }
     /// KD42xx: NodePools on a cluster where EKS Auto Mode runs compute: which controller serves
-    /// each, and what Auto Mode launches for it (docs/automode.md).
+    /// each, and what Auto Mode launches for it (docs/auto-mode.md).
     automode_nodepool {
         nodepool_unserved::AUTOMODE_NODEPOOL_UNSERVED,
     }
@@ -123,7 +123,7 @@ checks! {
         vpc_cni_not_ready::VPC_CNI_NOT_READY,
     }
     /// KD51xx: whether EKS Auto Mode's nodes may join: their node role's access entry
-    /// (docs/automode.md).
+    /// (docs/auto-mode.md).
     automode_nodejoin {
         node_access_missing::AUTOMODE_NODE_ACCESS_MISSING,
     }

@@ -157,7 +157,7 @@ impl Context {
     }
 
     /// Credits `check` with a read of `key` it did not make itself: the run decided something
-    /// about the check from that fact (whether it applies, `docs/automode.md` §9), so its
+    /// about the check from that fact (whether it applies, `docs/auto-mode.md` §9), so its
     /// outcome depends on the fact as if it had read it.
     pub fn credit(&self, check: &'static str, key: FactKey) {
         lock(&self.facts.credited)

@@ -43,7 +43,7 @@ pub struct EksCluster {
     /// before it was kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_arn: Option<String>,
-    /// `computeConfig`: EKS Auto Mode's compute (docs/automode.md §1.1); `None` when the
+    /// `computeConfig`: EKS Auto Mode's compute (docs/auto-mode.md §1.1); `None` when the
     /// response has none (a cluster that never enabled it, or a bundle recorded before it was
     /// kept).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -665,7 +665,7 @@ def _auto_mode_state(cluster):
 
 def _auto_mode_request(self, cluster=None):
     """EKS Auto Mode's three capabilities as CreateCluster (cluster None) or UpdateClusterConfig
-    asks for them (docs/automode.md §1.1), validated before anything is changed. A capability the
+    asks for them (docs/auto-mode.md §1.1), validated before anything is changed. A capability the
     update leaves out keeps the cluster's setting. The three are enabled or disabled together,
     built-in pools are `general-purpose` or `system`, `nodeRoleArn` and `nodePools` come together,
     the node role cannot change once compute is on, and access entries cannot be off. `None` when

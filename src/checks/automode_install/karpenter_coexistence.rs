@@ -1,5 +1,5 @@
 //! KD1201: a self-managed Karpenter beside EKS Auto Mode's compute that will act on Auto Mode's
-//! NodePools, NodeClaims or instances (docs/automode.md §4). Before 1.1 Karpenter reconciles
+//! NodePools, NodeClaims or instances (docs/auto-mode.md §4). Before 1.1 Karpenter reconciles
 //! every NodePool and NodeClaim, Auto Mode's included (kubernetes-sigs/karpenter#1818); with an
 //! interruption queue, its handler deletes any NodeClaim whose instance an event names, Auto
 //! Mode's too (aws/karpenter-provider-aws#9557, not in a release up to 1.14.1).
@@ -106,7 +106,7 @@ async fn karpenter_coexistence(cx: &CheckCx) -> CheckResult {
 /// The chart's default required affinity, `karpenter.sh/nodepool DoesNotExist`, keeps the
 /// controller off nodes Karpenter launched; every Auto Mode node carries that label too, so on a
 /// cluster whose every node is Auto Mode's (or Karpenter's) no replica can be placed
-/// (aws-samples/appmod-blueprints PR #787; docs/automode.md §4.2).
+/// (aws-samples/appmod-blueprints PR #787; docs/auto-mode.md §4.2).
 async fn unschedulable(cx: &CheckCx, deployment: &Deployment) -> Result<Option<Finding>, FactError> {
     let d = ControllerDeployment::new(deployment);
     if d.ready_replicas() >= d.desired_replicas() {

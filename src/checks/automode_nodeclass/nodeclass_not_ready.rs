@@ -1,22 +1,28 @@
 //! KD3101: an EKS Auto Mode NodeClass that cannot launch: not Ready (its conditions quoted as
-//! Auto Mode gives them, linked to their cause), or its pod subnets leaving a node zone without
-//! pod addresses (docs/automode.md §7.3).
+//! Auto Mode gives them, linked to their cause), its pod subnets leaving a node zone without
+//! pod addresses, or the KMS key of its nodes' root volumes unusable by the cluster role EKS
+//! launches as (docs/auto-mode.md §7.3).
 
 use crate::automode::nodeclass::{NotReady, Selected, not_ready, select, zones_without_pod_subnets};
 use crate::check::prelude::*;
 use crate::checks::common::codes::{
     AUTOMODE_CLUSTER_ROLE_INVALID, AUTOMODE_NODE_ACCESS_MISSING, AUTOMODE_NODEPOOL_UNSERVED,
 };
+use crate::checks::common::cluster::{cluster, cluster_arn};
+use crate::checks::common::grants;
+use crate::checks::common::kms::{allows, delegates_to_iam, simulate_key_use, who};
+use crate::iam::policy::PolicyDocument;
+use crate::iam::reference;
 use crate::model::{AutoNodeClass, Condition, NodePool};
 
 declare_check! {
     pub static AUTOMODE_NODECLASS_NOT_READY = {
         code: "KD3101",
         slug: "automode-nodeclass-not-ready",
-        title: "every EKS Auto Mode NodeClass is Ready and gives every node zone pod addresses",
+        title: "every EKS Auto Mode NodeClass is Ready, gives every node zone pod addresses, and encrypts with a key the cluster role may use",
         category: Nodeclass,
         severity: Error,
-        needs: [AutoNodeClasses, NodePools, Ec2Subnets, Ec2SecurityGroups],
+        needs: [AutoNodeClasses, NodePools, Ec2Subnets, Ec2SecurityGroups, EksCluster, EbsDefaults, KmsKey, Simulation],
         run: nodeclass_not_ready,
     }
 }
@@ -110,8 +116,134 @@ async fn nodeclass_not_ready(cx: &CheckCx) -> CheckResult {
                 );
             }
         }
+        if !users.is_empty() {
+            for key_ref in root_volume_keys(cx, class).await? {
+                if let Some(f) = key_finding(cx, class, &key_ref, &users).await? {
+                    findings.push(f);
+                }
+            }
+        }
     }
     Ok(findings)
+}
+
+/// The customer managed key the NodeClass's root volumes are encrypted with: its own
+/// `ephemeralStorage.kmsKeyID`, or else the account's default EBS key where the account
+/// encrypts every volume (terraform-aws-eks#3401). The AWS managed `aws/ebs` key needs no
+/// authorization (the user guide's auto-kms page) and is never returned.
+async fn root_volume_keys(cx: &CheckCx, class: &AutoNodeClass) -> Result<Vec<String>, FactError> {
+    let own = class
+        .spec
+        .get("ephemeralStorage")
+        .and_then(|e| e.get("kmsKeyID"))
+        .and_then(|k| k.as_str())
+        .filter(|k| !k.is_empty());
+    if let Some(key) = own {
+        return Ok(vec![key.to_string()]);
+    }
+    let defaults = cx.ebs_defaults().await?;
+    let key = defaults.default_kms_key_id.as_str();
+    Ok(
+        (defaults.encrypted_by_default && !key.is_empty() && !key.starts_with("alias/aws/"))
+            .then(|| key.to_string())
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// Whether EKS, launching as the cluster role, may use the key: it exists and is enabled, and
+/// the key policy names the role (the auto-kms page's statements) or hands use to IAM policies
+/// that allow it (simulated with the reference data's `ebs-cmk` probe). EC2 checks the key only
+/// after accepting the launch: the instance fails with "encrypted with an inaccessible AWS KMS
+/// key".
+async fn key_finding(
+    cx: &CheckCx,
+    class: &AutoNodeClass,
+    key_ref: &str,
+    users: &[String],
+) -> Result<Option<Finding>, FactError> {
+    let described = cluster(cx).await?;
+    let arn = cluster_arn(&described)?;
+    let Some(role) = described.role_arn.clone().filter(|r| !r.is_empty()) else {
+        return Err(FactError::NotRecorded {
+            fact: "the cluster's roleArn (a bundle from before it was kept)".to_string(),
+        });
+    };
+    let base = |message: String| {
+        Finding::new(class.object(), message)
+            .evidence("kmsKey", key_ref.to_string())
+            .evidence("clusterRole", role.clone())
+            .evidence("nodePools", users.to_vec())
+    };
+    let Some(key) = cx.kms_key(key_ref).await?.as_ref().clone() else {
+        return Ok(Some(
+            base(format!("encrypts its nodes' root volumes with KMS key {key_ref}, which does not exist in {} (or is another account's and not visible): every instance fails to launch", arn.region))
+                .hint("set ephemeralStorage.kmsKeyID to a key of this account and region, or leave it out for the AWS managed key"),
+        ));
+    };
+    if key.key_manager == "AWS" {
+        return Ok(None);
+    }
+    let mut problems = Vec::new();
+    let mut fixes = Vec::new();
+    if key.key_state != "Enabled" {
+        problems.push(format!("the key is {}", key.key_state));
+        fixes.push(format!("aws kms enable-key --key-id {}", key.arn));
+    }
+    let doc = PolicyDocument::parse(&key.policy).unwrap_or_default();
+    let root = format!("arn:{}:iam::{}:root", arn.partition, arn.account);
+    let named = doc
+        .statements
+        .iter()
+        .any(|s| allows(s, &role, arn.account, arn.region));
+    if !named {
+        if !delegates_to_iam(&doc, &root, arn.account) {
+            problems.push(format!(
+                "the key policy neither names the cluster role {role} nor lets IAM policies grant use of the key"
+            ));
+        } else {
+            let mut vars = grants::base_vars(&arn, &described.name, &described.arn);
+            vars.insert("kmsKeyArn".into(), key.arn.clone());
+            let Some(probe) = reference::supplemental_probe("ebs-cmk", &vars) else {
+                return Err(FactError::NotInstalled {
+                    what: "karpdoctor's reference data for customer managed EBS keys"
+                        .to_string(),
+                });
+            };
+            let denied = simulate_key_use(cx, &role, &probe).await?;
+            if !denied.is_empty() {
+                problems.push(format!(
+                    "the cluster role {role} may not {} on it ({})",
+                    denied
+                        .iter()
+                        .map(|(a, _)| a.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    who(&denied)
+                ));
+            }
+        }
+        if problems.iter().any(|p| p.contains("cluster role")) {
+            fixes.push(format!(
+                "aws kms get-key-policy --key-id {} --policy-name default > key-policy.json   # add the user guide's two statements for {role}, then: aws kms put-key-policy --key-id {} --policy-name default --policy file://key-policy.json",
+                key.arn, key.arn
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(None);
+    }
+    let mut f = base(format!(
+            "encrypts its nodes' root volumes with KMS key {} that EKS Auto Mode, launching as the cluster role, cannot use: {}; every instance fails to launch (\"encrypted with an inaccessible AWS KMS key\")",
+            key.arn,
+            problems.join("; ")
+        ))
+        .evidence("keyState", key.key_state.clone())
+        .hint("let the cluster role use the key in its key policy, as the user guide's \"Enable EBS Volume Encryption with Customer Managed KMS Keys for EKS Auto Mode\" shows (Encrypt, Decrypt, ReEncrypt*, GenerateDataKey*, DescribeKey; and CreateGrant, ListGrants, RevokeGrant when kms:GrantIsForAWSResource is true)");
+    for fix in fixes {
+        f = f.fix(fix);
+    }
+    Ok(Some(f))
 }
 
 /// The NodePools that name the NodeClass.

@@ -2,7 +2,7 @@
 //! authorizes a node through an entry of type `EC2` carrying `AmazonEKSAutoNodePolicy`; EKS
 //! makes one itself only for the built-in pools' role, so a NodeClass of one's own needs its own.
 //! Without it instances launch and never join, and Auto Mode replaces them in a loop
-//! (terraform-aws-eks#3578; docs/automode.md §3.3, §7.5).
+//! (terraform-aws-eks#3578; docs/auto-mode.md §3.3, §7.5).
 
 use crate::automode::access::{AUTO_NODE_POLICY, NodeAccess, entry_of, judge};
 use crate::check::prelude::*;

@@ -1,10 +1,11 @@
 //! KD4201: a NodePool nothing serves on a cluster where EKS Auto Mode runs compute. Auto Mode
 //! serves only pools of its `eks.amazonaws.com` NodeClass, a self-managed Karpenter only those
 //! of its EC2NodeClass; a pool of neither, or one Auto Mode rejects or cannot launch for, stays
-//! empty, often with every condition `Ready` (docs/automode.md §7.4).
+//! empty, often with every condition `Ready` (docs/auto-mode.md §7.4).
 
 use crate::automode::pools::{
-    AUTO_MODE_RULE, Cluster, SELF_MANAGED_DOMAIN, Unserved, narrow_auto_mode, unserved,
+    AUTO_MODE_RULE, Cluster, SELF_MANAGED_DOMAIN, Unserved, builtin_edits, narrow_auto_mode,
+    unserved,
 };
 use crate::check::prelude::*;
 use crate::checks::common::cluster::cluster;
@@ -65,8 +66,31 @@ async fn nodepool_unserved(cx: &CheckCx) -> CheckResult {
             None if pool.is_auto_mode() => findings.extend(launchable(cx, pool).await?),
             None => {}
         }
+        let edits = builtin_edits(pool);
+        if !edits.is_empty() {
+            findings.push(edited_builtin(pool, edits));
+        }
     }
     Ok(findings)
+}
+
+/// Sub-rule f: an edit to one of EKS's built-in pools works until EKS overwrites it, so it is a
+/// warning naming what will be lost, with a pool of one's own as the way to keep it.
+fn edited_builtin(pool: &NodePool, edits: Vec<String>) -> Finding {
+    let name = pool.name();
+    Finding::new(
+        pool.object(),
+        format!(
+            "is EKS Auto Mode's built-in {name} pool, edited ({}): EKS overwrites edits to its built-in pools, so the change will be lost without notice",
+            edits.join("; ")
+        ),
+    )
+    .severity(Severity::Warning)
+    .evidence("edits", edits)
+    .hint("built-in pools can only be turned on or off: put the change in a NodePool of your own on the default NodeClass (or one of your own), and leave the built-in pool as EKS makes it")
+    .fix(format!(
+        "kubectl get nodepool {name} -o yaml > my-{name}.yaml   # rename it, drop the app.kubernetes.io/managed-by label, keep your change, then: kubectl apply -f my-{name}.yaml"
+    ))
 }
 
 /// The pool's own condition that says the same, when it has one.

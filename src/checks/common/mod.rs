@@ -13,6 +13,7 @@ pub mod crds;
 pub mod evidence;
 pub mod grants;
 pub mod held;
+pub mod kms;
 pub mod launch;
 pub mod launch_values;
 pub mod nodeclaim;

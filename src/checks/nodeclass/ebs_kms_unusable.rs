@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 use crate::check::prelude::*;
 use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::grants;
+use crate::checks::common::kms::{allows, delegates_to_iam, simulate_key_use, who};
 use crate::checks::common::nodeclass::{object, resolved_amis};
 use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
 use crate::ec2::{self, AmiTerm};
 use crate::facts::KmsGrant;
-use crate::iam::policy::{PolicyDocument, Statement};
-use crate::iam::reference::{self, Probe};
-use crate::iam::simulation::{Attribution, attribute};
+use crate::iam::policy::PolicyDocument;
+use crate::iam::reference;
 use crate::model::Ec2NodeClass;
 
 declare_check! {
@@ -80,14 +80,7 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
                     .iter()
                     .any(|s| allows(s, principal, arn.account, arn.region))
             };
-            // Only a statement naming the account itself hands the key's use to IAM policies.
-            let delegates_to_iam = doc.statements.iter().any(|s| {
-                s.allow
-                    && s.covers_action("kms:CreateGrant")
-                    && s.principals
-                        .iter()
-                        .any(|(k, v)| k == "AWS" && (v == &root || v == arn.account))
-            });
+            let delegates_to_iam = delegates_to_iam(&doc, &root, arn.account);
             let mut vars = grants::base_vars(&arn, &cluster.name, &cluster.arn);
             vars.insert("kmsKeyArn".into(), key.arn.clone());
             // What creating an encrypted volume asks of the key (reference data, `ebs-cmk`).
@@ -286,43 +279,6 @@ pub fn volume_keys(nc: &Ec2NodeClass, by_default: bool, default_key: &str) -> BT
     keys
 }
 
-/// Whether a key policy statement lets `principal` create grants on the key (what EC2 needs)
-/// when a launch in `account` and `region` uses it. The statement names the principal, or any
-/// principal (`"AWS": "*"`) held to such a launch by its conditions: Karpenter's
-/// troubleshooting guide and the AWS managed `aws/ebs` key allow every principal of the
-/// account that calls through EC2 (`kms:CallerAccount`, `kms:ViaService`), which covers the
-/// controller role and the Spot service-linked role alike. A condition on any other key is not
-/// taken to hold.
-fn allows(s: &Statement, principal: &str, account: &str, region: &str) -> bool {
-    if !s.allow || !s.covers_action("kms:CreateGrant") {
-        return false;
-    }
-    if s
-        .principals
-        .iter()
-        .any(|(k, v)| k == "AWS" && v == principal)
-    {
-        return true;
-    }
-    let anyone = s
-        .principals
-        .iter()
-        .any(|(k, v)| (k == "AWS" || k == "*") && v == "*");
-    let via = format!("ec2.{region}.amazonaws.com");
-    let launch = |key: &str| -> Option<&str> {
-        match key.to_ascii_lowercase().as_str() {
-            "kms:calleraccount" | "aws:principalaccount" => Some(account),
-            "kms:viaservice" => Some(via.as_str()),
-            "kms:grantisforawsresource" => Some("true"),
-            _ => None,
-        }
-    };
-    anyone
-        && s.conditions
-            .iter()
-            .all(|c| launch(&c.key).is_some() && c.matches(launch(&c.key)) == Some(true))
-}
-
 /// The operations the EC2 Spot guide grants `AWSServiceRoleForEC2Spot` on a customer managed
 /// key ("Service-linked role for Spot Instance requests", granting access to CMKs).
 const SPOT_GRANT_OPERATIONS: &[&str] = &[
@@ -396,34 +352,6 @@ fn spot_grant(grants: &[KmsGrant]) -> SpotGrant {
         (Some(id), _) => SpotGrant::Constrained(id),
         (None, Some(lacks)) => SpotGrant::Lacks(lacks),
         (None, None) => SpotGrant::None,
-    }
-}
-
-/// The key actions the controller role's IAM policies do not allow, with who denies them.
-async fn simulate_key_use(
-    cx: &CheckCx,
-    role: &str,
-    probe: &Probe,
-) -> Result<Vec<(String, Attribution)>, FactError> {
-    let rows = cx
-        .simulate(role, &probe.actions, &probe.resources, &probe.context)
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|r| (r.action.clone(), attribute(r)))
-        .filter(|(_, a)| *a != Attribution::Allowed)
-        .collect())
-}
-
-fn who(denied: &[(String, Attribution)]) -> &'static str {
-    if denied.iter().any(|(_, a)| *a == Attribution::Scp) {
-        "an organization SCP denies it"
-    } else if denied.iter().any(|(_, a)| *a == Attribution::Boundary) {
-        "its permissions boundary denies it"
-    } else if denied.iter().any(|(_, a)| *a == Attribution::IdentityDeny) {
-        "an explicit Deny in its policies"
-    } else {
-        "its policies do not grant it"
     }
 }
 

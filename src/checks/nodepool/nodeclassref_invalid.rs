@@ -48,7 +48,7 @@ async fn nodeclassref_invalid(cx: &CheckCx) -> CheckResult {
         };
         let field = if v1beta1 { "apiVersion" } else { "group" };
         // EKS Auto Mode's NodeClass: that pool is Auto Mode's, not the self-managed
-        // controller's (docs/automode.md §9: Auto Mode's own checks are to judge it).
+        // controller's (docs/auto-mode.md §9: Auto Mode's own checks are to judge it).
         if pool.is_auto_mode() {
             continue;
         }

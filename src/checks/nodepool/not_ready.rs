@@ -92,7 +92,7 @@ async fn not_ready(cx: &CheckCx) -> CheckResult {
 /// The checks that find the cause of a bad NodePool condition.
 fn owners(pool: &NodePool, c: &Condition) -> &'static [&'static str] {
     // Auto Mode's pools: which NodeClass they name and whether Auto Mode accepts them is
-    // KD4201's (docs/automode.md §7.4).
+    // KD4201's (docs/auto-mode.md §7.4).
     if pool.is_auto_mode() {
         match (c.type_.as_str(), c.reason.as_str()) {
             ("NodeClassReady", "NodeClassNotFound") | ("ValidationSucceeded", _) => {
