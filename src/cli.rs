@@ -78,6 +78,12 @@ pub enum Command {
     /// works around it. Needs AWS credentials and --cluster/--region; no Kubernetes access.
     #[command(after_help = AFTER_HELP)]
     PreInstall(PreInstallArgs),
+    /// Before upgrading Karpenter (--to VERSION) or the cluster's Kubernetes minor
+    /// (--kubernetes 1.N), or both: what the target would break in this install, then the
+    /// plan, step by step in the order to apply it. A release karpdoctor does not know is
+    /// refused with the newest it knows.
+    #[command(after_help = AFTER_HELP)]
+    Upgrade(UpgradeArgs),
     /// Print the reference controller IAM policy of a Karpenter release (least privilege),
     /// placeholders filled in for your cluster.
     ReferencePolicy(ReferencePolicyArgs),
@@ -181,6 +187,20 @@ pub struct PreInstallArgs {
     /// The Karpenter release you are about to install (default: the newest karpdoctor knows)
     #[arg(long, value_name = "VERSION")]
     pub karpenter_version: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct UpgradeArgs {
+    /// The Karpenter release to upgrade to (default: the installed one)
+    #[arg(long, value_name = "VERSION")]
+    pub to: Option<String>,
+    /// The Kubernetes minor to upgrade the cluster to, as 1.34 (default: the cluster's)
+    #[arg(long, value_name = "1.N")]
+    pub kubernetes: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
@@ -317,6 +337,13 @@ pub struct TargetArgs {
     pub pre_install: bool,
     #[arg(skip)]
     pub karpenter_version: Option<String>,
+    /// Set by `upgrade`, not flags of their own.
+    #[arg(skip)]
+    pub upgrade: bool,
+    #[arg(skip)]
+    pub upgrade_to: Option<String>,
+    #[arg(skip)]
+    pub upgrade_kubernetes: Option<String>,
     /// Set for each run of a fleet: several runs at once would draw over each other's
     /// progress bar (the fleet draws its own).
     #[arg(skip)]

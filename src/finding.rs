@@ -39,6 +39,8 @@ impl fmt::Display for Severity {
 pub enum Category {
     /// KD1xxx
     Install,
+    /// KD11xx: run by `karpdoctor upgrade` only, about a target release or Kubernetes minor.
+    Upgrade,
     /// KD2xxx
     Identity,
     /// KD22xx: run by `karpdoctor pre-install` only, about the installer's own identity.
@@ -64,6 +66,7 @@ pub enum Category {
 impl Category {
     pub const ALL: &'static [Category] = &[
         Category::Install,
+        Category::Upgrade,
         Category::Identity,
         Category::PreInstall,
         Category::Nodeclass,
@@ -80,6 +83,7 @@ impl Category {
     pub fn slug(self) -> &'static str {
         match self {
             Category::Install => "install",
+            Category::Upgrade => "upgrade",
             Category::Identity => "identity",
             Category::PreInstall => "pre-install",
             Category::Nodeclass => "nodeclass",
@@ -97,6 +101,7 @@ impl Category {
     pub fn title(self) -> &'static str {
         match self {
             Category::Install => "Controller install",
+            Category::Upgrade => "Before upgrading: what the target breaks",
             Category::Identity => "Controller identity and permissions",
             Category::PreInstall => "Before installing: the installer's permissions",
             Category::Nodeclass => "EC2NodeClass",
@@ -113,7 +118,7 @@ impl Category {
     /// The thousands digit of the codes in this category.
     pub fn code_range(self) -> char {
         match self {
-            Category::Install => '1',
+            Category::Install | Category::Upgrade => '1',
             Category::Identity | Category::PreInstall => '2',
             Category::Nodeclass => '3',
             Category::Nodepool | Category::Disruption => '4',

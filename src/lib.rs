@@ -44,6 +44,7 @@ pub mod requirements;
 pub mod sanitize;
 pub mod scheduling;
 pub mod target;
+pub mod upgrade;
 pub mod userdata;
 
 /// This karpdoctor's version.

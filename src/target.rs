@@ -27,6 +27,15 @@ pub struct Hints {
     /// The run was `karpdoctor pre-install` (a replay of its bundle runs the same checks).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pre_install: bool,
+    /// `upgrade --to`: the Karpenter release the install would move to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_to: Option<String>,
+    /// `upgrade --kubernetes`: the Kubernetes minor the cluster would move to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_kubernetes: Option<String>,
+    /// The run was `karpdoctor upgrade` (a replay of its bundle runs the same checks).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub upgrade: bool,
     /// The `--history` ConfigMap (`namespace/name`) whose churn record the run read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<String>,

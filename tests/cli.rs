@@ -457,6 +457,45 @@ fn pre_install_needs_a_cluster_and_a_release_it_knows() {
 }
 
 #[test]
+fn upgrade_needs_a_target_and_refuses_a_release_it_does_not_know() {
+    assert_one_line_failure(&karpdoctor(&["upgrade"]), "--to VERSION");
+    let unknown = karpdoctor(&["upgrade", "--to", "9.9.9"]);
+    assert_one_line_failure(&unknown, "1.14.1");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_one_line_failure(
+        &karpdoctor(&["upgrade", "--kubernetes", "latest"]),
+        "--kubernetes",
+    );
+}
+
+#[test]
+fn a_replayed_upgrade_bundle_runs_only_the_upgrade_checks_with_its_targets() {
+    let o = karpdoctor(&[
+        "--replay",
+        &fixture("upgrade-kubernetes-beyond-the-release"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let codes: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["KD1102", "KD1103"]);
+    // `upgrade --replay` takes the targets the bundle recorded.
+    let o = karpdoctor(&[
+        "upgrade",
+        "--replay",
+        &fixture("upgrade-kubernetes-beyond-the-release"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).contains("1.6.6"), "{}", stdout(&o));
+}
+
+#[test]
 fn a_replayed_pre_install_bundle_runs_only_the_pre_install_checks() {
     let o = karpdoctor(&[
         "--replay",

@@ -21,6 +21,8 @@ const LAYERS: &[&[&str]] = &[
     &["iam", "requirements", "userdata", "network", "console"],
     // Karpenter's scheduler, over requirement sets and instance types.
     &["scheduling"],
+    // Karpenter's releases: what each serves, accepts and asks of an upgrade.
+    &["upgrade"],
     // What keeps a node that is up from taking pods, and what keeps one from going, over the
     // scheduler's matching.
     &["ec2", "nodecap", "disruption"],

@@ -58,11 +58,12 @@ fn load(name: &str) -> (Bundle, Expect) {
 }
 
 /// The registered checks a run applies, in registry order: `pre-install` runs only the
-/// installer's checks, any other run all the others.
-fn registered(pre_install: bool) -> Vec<&'static str> {
+/// installer's checks, `upgrade` only the upgrade checks, any other run all the others.
+fn registered(pre_install: bool, upgrade: bool) -> Vec<&'static str> {
     CHECKS
         .iter()
         .filter(|c| (c.category == Category::PreInstall) == pre_install)
+        .filter(|c| (c.category == Category::Upgrade) == upgrade)
         .map(|c| c.code)
         .collect()
 }
@@ -138,11 +139,11 @@ async fn every_scenario_fires_exactly_the_expected_checks() {
             "{name}: exit code"
         );
         // The snapshots leave the passing checks out; this is where they are accounted for.
-        let pre_install = load(&name).0.hints.pre_install;
+        let hints = load(&name).0.hints;
         let ran: Vec<&str> = report.checks.iter().map(|c| c.code.as_str()).collect();
         assert_eq!(
             ran,
-            registered(pre_install),
+            registered(hints.pre_install, hints.upgrade),
             "{name}: every check that applies runs once"
         );
         let rest: BTreeSet<String> = ran

@@ -37,11 +37,13 @@ pub async fn execute(
     let deadline = clock + args.timeout;
     let log = ApiLog::default();
     let opened = open(source, target_args, args, deadline, &log).await?;
-    // `pre-install` runs only the checks about the installer; a normal run never runs them.
+    // `pre-install` runs only the checks about the installer and `upgrade` only those about a
+    // target; a normal run runs neither.
     let checks: Vec<&'static CheckInfo> = checks
         .iter()
         .copied()
         .filter(|c| (c.category == Category::PreInstall) == opened.hints.pre_install)
+        .filter(|c| (c.category == Category::Upgrade) == opened.hints.upgrade)
         .collect();
     if checks.is_empty() {
         return Err(Error::Usage {
@@ -158,6 +160,9 @@ async fn open(
         kube_context_cluster: None,
         karpenter_version: target_args.karpenter_version.clone(),
         pre_install: target_args.pre_install,
+        upgrade_to: target_args.upgrade_to.clone(),
+        upgrade_kubernetes: target_args.upgrade_kubernetes.clone(),
+        upgrade: target_args.upgrade,
         history: None,
     };
     // A replay judges time-dependent facts (a condition stuck for minutes) as of the

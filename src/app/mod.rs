@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use crate::bundle::Bundle;
 use crate::check::CheckInfo;
 use crate::cli::{
-    CheckArgs, Cli, ColorArg, Command, Output, PreInstallArgs, ReportArgs, TargetArgs,
+    CheckArgs, Cli, ColorArg, Command, Output, PreInstallArgs, ReportArgs, TargetArgs, UpgradeArgs,
 };
 use crate::context::Context;
 use crate::error::Error;
@@ -74,6 +74,7 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Completions(args)) => packaging::completions(&args),
         Some(Command::Man(args)) => packaging::man(&args),
         Some(Command::PreInstall(args)) => pre_install(args).await,
+        Some(Command::Upgrade(args)) => upgrade(args).await,
         Some(Command::Demo(report)) => {
             run_checks(Source::Demo, &TargetArgs::default(), &report).await
         }
@@ -135,6 +136,61 @@ async fn pre_install(args: PreInstallArgs) -> Result<u8, Error> {
     let target = TargetArgs {
         pre_install: true,
         karpenter_version: args.karpenter_version.clone(),
+        ..args.target
+    };
+    run_checks(source, &target, &args.report).await
+}
+
+async fn upgrade(args: UpgradeArgs) -> Result<u8, Error> {
+    if args.target.context.len() > 1 {
+        return Err(Error::Usage {
+            message: "upgrade checks one cluster: give one --context".to_string(),
+        });
+    }
+    let newest = crate::upgrade::releases::newest();
+    if let Some(to) = &args.to {
+        let Some(v) = crate::iam::reference::Version::parse(to) else {
+            return Err(Error::Usage {
+                message: format!("--to {to:?} is not a release like 1.9.0"),
+            });
+        };
+        // A release the data does not hold cannot be judged: say which is the newest it does.
+        if !crate::upgrade::releases::knows(v) {
+            return Err(Error::Usage {
+                message: format!(
+                    "--to {to}: karpdoctor {} knows Karpenter releases {} to {}; upgrade karpdoctor for a newer one",
+                    crate::VERSION,
+                    crate::upgrade::releases::oldest()
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                    newest.map(|v| v.to_string()).unwrap_or_default()
+                ),
+            });
+        }
+    }
+    if let Some(k) = &args.kubernetes
+        && crate::upgrade::releases::Minor::parse(k).is_none()
+    {
+        return Err(Error::Usage {
+            message: format!("--kubernetes {k:?} is not a Kubernetes minor like 1.34"),
+        });
+    }
+    // A replay takes the targets its bundle recorded.
+    if args.to.is_none() && args.kubernetes.is_none() && args.target.replay.is_none() {
+        return Err(Error::Usage {
+            message:
+                "upgrade needs --to VERSION (Karpenter), --kubernetes 1.N (the cluster), or both"
+                    .to_string(),
+        });
+    }
+    let source = match &args.target.replay {
+        Some(path) => Source::Replay(Box::new(Bundle::read_for_replay(path)?)),
+        None => Source::Live(None),
+    };
+    let target = TargetArgs {
+        upgrade: true,
+        upgrade_to: args.to.clone(),
+        upgrade_kubernetes: args.kubernetes.clone(),
         ..args.target
     };
     run_checks(source, &target, &args.report).await

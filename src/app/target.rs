@@ -205,6 +205,9 @@ pub(super) fn merge(flags: Hints, recorded: Hints) -> Hints {
         kube_context_cluster: recorded.kube_context_cluster,
         karpenter_version: flags.karpenter_version.or(recorded.karpenter_version),
         pre_install: flags.pre_install || recorded.pre_install,
+        upgrade_to: flags.upgrade_to.or(recorded.upgrade_to),
+        upgrade_kubernetes: flags.upgrade_kubernetes.or(recorded.upgrade_kubernetes),
+        upgrade: flags.upgrade || recorded.upgrade,
         history: recorded.history,
     }
 }

@@ -37,6 +37,12 @@ checks! {
         karpenter_version_unsupported::KARPENTER_VERSION_UNSUPPORTED,
         controller_log_errors::CONTROLLER_LOG_ERRORS,
     }
+    /// KD11xx: `karpdoctor upgrade`, what a target release or Kubernetes minor would break
+    /// (docs/upgrade.md). A normal run never runs them.
+    upgrade {
+        crds_blocked::UPGRADE_CRDS_BLOCKED,
+        kubernetes_incompatible::UPGRADE_KUBERNETES_INCOMPATIBLE,
+    }
     /// KD12xx: a self-managed Karpenter beside EKS Auto Mode (docs/auto-mode.md).
     automode_install {
         karpenter_coexistence::AUTOMODE_KARPENTER_COEXISTENCE,

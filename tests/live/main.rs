@@ -321,9 +321,19 @@ async fn forbidden_resources_and_missing_aws_access_make_checks_unknown_not_fail
     assert_eq!(out.status.code(), Some(0));
 }
 
-/// `pre-install --cluster …` for a bundle recorded by `pre-install`, nothing otherwise.
+/// `pre-install --cluster …` for a bundle recorded by `pre-install`, `upgrade --to …` for one
+/// recorded by `upgrade`, nothing otherwise.
 fn mode_args(bundle: &serde_json::Value) -> Vec<&str> {
-    if bundle["hints"]["preInstall"] == true {
+    if bundle["hints"]["upgrade"] == true {
+        let mut args = vec!["upgrade"];
+        if let Some(v) = bundle["hints"]["upgradeTo"].as_str() {
+            args.extend(["--to", v]);
+        }
+        if let Some(k) = bundle["hints"]["upgradeKubernetes"].as_str() {
+            args.extend(["--kubernetes", k]);
+        }
+        args
+    } else if bundle["hints"]["preInstall"] == true {
         let mut args = vec![
             "pre-install",
             "--cluster",

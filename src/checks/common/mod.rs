@@ -22,4 +22,5 @@ pub mod pools;
 pub mod scheduling;
 pub mod selection;
 pub mod spot;
+pub mod upgrade;
 pub mod wiring;

@@ -103,7 +103,7 @@ fn stale_stored_versions(
         .hint(if upgraded {
             "finish the v1 migration by hand: write every object once so it is stored as v1, then drop the old version from storedVersions"
         } else {
-            "before upgrading to 1.1, finish the v1 migration: run 1.0.6 or later until its migration controller has rewritten the stored objects and storedVersions is [\"v1\"]"
+            "before upgrading to 1.1, finish the v1 migration: run 1.0.6 or later until its migration controller has rewritten the stored objects and storedVersions is [\"v1\"]; `karpdoctor upgrade --to 1.1.0` says what else the upgrade would break"
         })
         .fix(format!(
             "kubectl patch crd {name} --subresource=status --type=merge -p '{{\"status\":{{\"storedVersions\":[\"v1\"]}}}}'"

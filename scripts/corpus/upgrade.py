@@ -1,0 +1,61 @@
+# `karpdoctor upgrade --to VERSION` / `--kubernetes 1.N` (issue 31; docs/upgrade.md): bundles
+# recorded by the upgrade command, each with its targets in `hints`. Only KD1101-KD1104 run.
+
+def _upgrade(b, to=None, kubernetes=None):
+    """Marks a bundle as recorded by `karpdoctor upgrade` with these targets."""
+    b["hints"].update({"upgrade": True})
+    if to:
+        b["hints"]["upgradeTo"] = to
+    if kubernetes:
+        b["hints"]["upgradeKubernetes"] = kubernetes
+    return b
+
+
+def _release(v):
+    """The controller Deployment of release `v`, as the chart labels it."""
+    d = deployment(image="public.ecr.aws/karpenter/controller:%s@sha256:%s" % (v, "4c" * 32))
+    d["metadata"]["labels"].update({"app.kubernetes.io/version": v, "helm.sh/chart": "karpenter-%s" % v})
+    return d
+
+
+def _minor(m, patch="5"):
+    return fact("kubeVersion", {"major": "1", "minor": str(m), "gitVersion": "v1.%s.%s-eks-3025e55" % (m, patch)})
+
+
+# kubernetes-sigs/karpenter#2157: an install on 1.0.8 whose NodePool and NodeClaim CRDs still
+# list v1beta1 in status.storedVersions (the migration controllers never finished), asked about
+# 1.1.0, which serves only v1: its CRDs would be refused.
+_stale = {n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1", "v1")) for n, g, k, p in CRDS}
+_b = bundle(
+    "Karpenter 1.0.8, whose CRDs still list v1beta1 in status.storedVersions (the migration to v1 never finished), asked about an upgrade to 1.1.0, which serves only v1: installing 1.1.0's CRDs is refused with \"status.storedVersions[0]: Invalid value: \\\"v1beta1\\\": must appear in spec.versions\" (kubernetes-sigs/karpenter#2157).",
+    dep=[_release("1.0.8")], crds=_stale, overrides=[_minor(30, "14")])
+write("upgrade-stored-v1beta1-to-1-1", _upgrade(_b, to="1.1.0"), ["KD1102"], roots=["KD1102"])
+
+# The v1 migration guide's order: from 1.0.2 (no migration controllers yet), 1.2.0 cannot be
+# reached directly; the install must run 1.0.6 or later until every CRD stores only v1.
+_b = bundle(
+    "Karpenter 1.0.2 asked about an upgrade to 1.2.0: releases before 1.0.6 lack the controllers that migrate stored objects to v1, and 1.1.0 onwards serves only v1, so the install must first run the latest 1.0.x until every CRD's storedVersions is [v1] (the v1 migration guide).",
+    dep=[_release("1.0.2")], crds=_stale, overrides=[_minor(30, "14")])
+write("upgrade-from-1-0-2-skips-migration", _upgrade(_b, to="1.2.0"), ["KD1102"], roots=["KD1102"])
+
+# Karpenter 1.5.0 on Kubernetes 1.33 asked about --kubernetes 1.34: 1.5.0 accepts at most 1.33,
+# and so do 1.6.0-1.6.5 although the compatibility matrix lists 1.34 for 1.6.
+_b = bundle(
+    "Karpenter 1.5.0 runs on Kubernetes 1.33 and the control plane is about to move to 1.34: 1.5.0's code accepts 1.26 to 1.33 and stops reconciling on 1.34; the first release that accepts 1.34 is 1.6.6 (1.6.0-1.6.5 stop at 1.33 though the compatibility matrix lists 1.34).",
+    dep=[_release("1.5.0")])
+write("upgrade-kubernetes-beyond-the-release", _upgrade(_b, kubernetes="1.34"), ["KD1103"], roots=["KD1103"])
+
+# An EC2NodeClass still on al2@latest on Kubernetes 1.32, asked about 1.33: EKS publishes no AL2
+# AMI after 1.32, so its nodes cannot launch on the new minor.
+_al2 = nodeclass()
+_al2["spec"]["amiFamily"] = "AL2"
+_al2["spec"]["amiSelectorTerms"] = [{"alias": "al2@latest"}]
+_b = bundle(
+    "Karpenter 1.8.1 on Kubernetes 1.32, with the EC2NodeClass still on alias al2@latest, asked about --kubernetes 1.33: no EKS-optimized Amazon Linux 2 AMI is published after 1.32, so the class's nodes cannot launch once the cluster moves.",
+    ncs=[_al2], overrides=[_minor(32, "9")])
+write("upgrade-al2-to-kubernetes-1-33", _upgrade(_b, kubernetes="1.33"), ["KD1103"], roots=["KD1103"])
+
+# Healthy: Karpenter 1.8.1 on 1.33 asked about 1.9.0 and 1.34 together; both accept each other,
+# the CRDs store only v1 and the class is on AL2023.
+_b = bundle("Healthy: Karpenter 1.8.1 on Kubernetes 1.33, asked about upgrading to Karpenter 1.9.0 and then Kubernetes 1.34: 1.9.0 accepts 1.26 to 1.35, the CRDs store only v1, and the EC2NodeClass uses AL2023.")
+write("healthy-upgrade-1-9-and-kubernetes-1-34", _upgrade(_b, to="1.9.0", kubernetes="1.34"), [])

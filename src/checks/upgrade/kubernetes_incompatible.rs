@@ -1,0 +1,168 @@
+//! KD1103: before an upgrade, the Karpenter release and the Kubernetes minor must accept each
+//! other (the release's own `MinK8sVersion`/`MaxK8sVersion`, not the docs matrix: 1.6.0–1.6.5 and
+//! 1.7.0–1.7.3 stop at 1.33 although the matrix lists 1.34), EKS moves one minor at a time, and
+//! the AMIs the EC2NodeClasses ask for must exist for the target minor (AL2 ends with 1.32;
+//! docs/upgrade.md §3.3).
+
+use serde_json::Value;
+
+use crate::check::prelude::*;
+use crate::checks::common::upgrade::{Targets, targets};
+use crate::iam::reference::Version;
+use crate::model::Ec2NodeClass;
+use crate::upgrade::releases::{self, KubeSupport, Minor};
+
+declare_check! {
+    pub static UPGRADE_KUBERNETES_INCOMPATIBLE = {
+        code: "KD1103",
+        slug: "upgrade-kubernetes-incompatible",
+        title: "the target Karpenter release and Kubernetes minor accept each other, and the AMIs exist for the minor",
+        category: Upgrade,
+        severity: Error,
+        needs: [ControllerDeployments, KubeVersion, Ec2NodeClasses],
+        self_managed: true,
+        run: upgrade_kubernetes_incompatible,
+    }
+}
+
+/// The first minor for which no EKS-optimized AL2 AMI is published.
+const AL2_LAST: Minor = Minor(32);
+
+async fn upgrade_kubernetes_incompatible(cx: &CheckCx) -> CheckResult {
+    let t = targets(cx).await?;
+    let mut findings = Vec::new();
+    if t.minor_to < t.minor_now {
+        findings.push(
+            Finding::new(
+                "Cluster",
+                format!(
+                    "--kubernetes {} is older than the cluster's {}: EKS does not downgrade a control plane",
+                    t.minor_to, t.minor_now
+                ),
+            )
+            .hint("give a minor at or above the cluster's"),
+        );
+        return Ok(findings);
+    }
+    if t.minor_to.0 > t.minor_now.0 + 1 {
+        let steps: Vec<String> = (t.minor_now.0 + 1..=t.minor_to.0)
+            .map(|m| Minor(m).to_string())
+            .collect();
+        findings.push(
+            Finding::new(
+                "Cluster",
+                format!(
+                    "the cluster is on {} and --kubernetes asks for {}: EKS upgrades the control plane one minor at a time ({})",
+                    t.minor_now,
+                    t.minor_to,
+                    steps.join(", then ")
+                ),
+            )
+            .evidence("steps", steps)
+            .hint("upgrade one minor at a time, running these checks before each step"),
+        );
+    }
+    // The release must run on the cluster now (after `--to`) and on the target minor.
+    if t.to_given
+        && let Some(f) = release_rejects(&t, t.to, t.minor_now, "now")
+    {
+        findings.push(f);
+    }
+    if t.minor_to != t.minor_now
+        && let Some(f) = release_rejects(&t, t.to, t.minor_to, "after the control-plane upgrade")
+    {
+        findings.push(f);
+    }
+    if t.minor_to > AL2_LAST {
+        let classes = cx.ec2_nodeclasses().await?;
+        for nc in classes.iter() {
+            if let Some(f) = al2_without_images(nc, &t) {
+                findings.push(f);
+            }
+        }
+    }
+    Ok(findings)
+}
+
+/// Release `v` does not accept `minor`: what it does, and the first release that would.
+fn release_rejects(t: &Targets, v: Version, minor: Minor, when: &str) -> Option<Finding> {
+    let support = releases::kubernetes(v)?;
+    if support.accepts(minor) {
+        return None;
+    }
+    let first = releases::first_supporting(t.from.unwrap_or(v).min(v), minor);
+    let mut f = Finding::new(
+        format!("Karpenter {v}"),
+        format!(
+            "accepts Kubernetes {} to {}, not {minor} ({when}): {}",
+            support.min,
+            support.max,
+            consequence(&support)
+        ),
+    )
+    .evidence("release", v.to_string())
+    .evidence("kubernetesMinor", minor.to_string())
+    .evidence("accepts", format!("{}-{}", support.min, support.max));
+    if let Some((lo, hi)) = support.docs {
+        // The compatibility matrix and the code disagree for some patches; the code decides.
+        f = f.evidence(
+            "docsMatrix",
+            format!("{lo}-{hi} (the release's code checks {}-{})", support.min, support.max),
+        );
+    }
+    f = match first {
+        Some(ok) if minor > support.max => f
+            .hint(format!(
+                "upgrade Karpenter to {ok} or later before the control plane moves to {minor} (Karpenter first, then the cluster)"
+            ))
+            .fix(format!("karpdoctor upgrade --to {ok} --kubernetes {minor}")),
+        Some(ok) => f.hint(format!("pick a release that accepts {minor}, such as {ok}")),
+        None => f.hint(format!(
+            "no release karpdoctor knows (up to {}) accepts {minor}",
+            releases::newest().map(|v| v.to_string()).unwrap_or_default()
+        )),
+    };
+    Some(f)
+}
+
+/// What a release does on a minor outside its range, from its code.
+fn consequence(s: &KubeSupport) -> &'static str {
+    match s.out_of_range.as_str() {
+        "panic-at-start" => "the controller panics at start (1.1.0 and 1.1.1 validate the version with lo.Must0)",
+        "reconcile-error" => "the controller does not reconcile (its version check fails on every pass)",
+        _ => "the controller logs that the version is not supported and its behaviour there is untested",
+    }
+}
+
+/// An EC2NodeClass on Amazon Linux 2 while the target minor has no AL2 AMI: `al2@` aliases are
+/// refused (`UnsupportedAlias`, 1.6+) and AL2's SSM parameters do not exist past 1.32.
+fn al2_without_images(nc: &Ec2NodeClass, t: &Targets) -> Option<Finding> {
+    let terms = nc.spec.get("amiSelectorTerms").and_then(Value::as_array);
+    let alias = terms
+        .into_iter()
+        .flatten()
+        .filter_map(|term| term.get("alias").and_then(Value::as_str))
+        .find(|a| a.starts_with("al2@"));
+    let family = nc.spec.get("amiFamily").and_then(Value::as_str);
+    let uses_al2 = alias.is_some()
+        || (family == Some("AL2") && terms.is_none_or(|t| t.iter().all(|x| x.get("id").is_none())));
+    if !uses_al2 {
+        return None;
+    }
+    Some(
+        Finding::new(
+            format!("EC2NodeClass/{}", nc.name()),
+            format!(
+                "uses Amazon Linux 2 ({}), for which no EKS-optimized AMI is published after Kubernetes {AL2_LAST}: on {} its nodes cannot launch",
+                alias.map_or_else(|| "amiFamily: AL2".to_string(), |a| format!("alias {a}")),
+                t.minor_to
+            ),
+        )
+        .evidence("minor", t.minor_to.to_string())
+        .hint(format!(
+            "move the class to AL2023 (alias al2023@latest, and user data in nodeadm's format) or Bottlerocket while the cluster is still on {}, then upgrade",
+            t.minor_now
+        ))
+        .fix(format!("kubectl edit ec2nodeclass {}", nc.name())),
+    )
+}

@@ -1,0 +1,284 @@
+//! `data/karpenter-releases.json`, as serde reads it, and the questions an upgrade asks of it:
+//! which Kubernetes minors a release accepts, which CRD versions it serves, which releases an
+//! upgrade must pass through, and which to avoid. The file is recomputed from the tags by
+//! `scripts/check_release_data.py`; every item applies to the releases `since..=until`.
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::iam::reference::Version;
+
+const DATA: &str = include_str!("../../data/karpenter-releases.json");
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Data {
+    releases: Vec<String>,
+    kubernetes: Vec<KubeRange>,
+    crds: Vec<CrdState>,
+    hops: Vec<Hop>,
+    avoid: Vec<Avoid>,
+}
+
+/// A range of releases, both ends inclusive; no `until` runs to the newest release.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Span {
+    #[serde(default)]
+    pub since: Option<String>,
+    #[serde(default)]
+    pub until: Option<String>,
+}
+
+impl Span {
+    fn holds(&self, v: Version) -> bool {
+        let ok = |bound: &Option<String>, f: fn(Version, Version) -> bool| {
+            bound
+                .as_deref()
+                .and_then(Version::parse)
+                .is_none_or(|b| f(v, b))
+        };
+        ok(&self.since, |v, b| v >= b) && ok(&self.until, |v, b| v <= b)
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KubeRange {
+    #[serde(flatten)]
+    span: Span,
+    code: MinMax,
+    #[serde(default)]
+    docs: Option<MinMax>,
+    #[serde(default)]
+    out_of_range: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct MinMax {
+    min: String,
+    max: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CrdState {
+    crd: String,
+    served: Vec<String>,
+    #[serde(flatten)]
+    span: Span,
+}
+
+/// An upgrade that must (or should) pass through a release on the way.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Hop {
+    pub from: Span,
+    pub to: Span,
+    pub via: Span,
+    pub required: bool,
+    pub reason: String,
+    pub why: String,
+}
+
+/// A release the upstream guide or a known defect says not to run.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Avoid {
+    pub version: String,
+    pub why: String,
+}
+
+fn data() -> &'static Data {
+    static DATA_PARSED: OnceLock<Data> = OnceLock::new();
+    // The file is compiled in and checked by the unit tests below: a parse failure is a
+    // build defect, caught before release.
+    DATA_PARSED.get_or_init(|| match serde_json::from_str(DATA) {
+        Ok(d) => d,
+        Err(_) => Data {
+            releases: Vec::new(),
+            kubernetes: Vec::new(),
+            crds: Vec::new(),
+            hops: Vec::new(),
+            avoid: Vec::new(),
+        },
+    })
+}
+
+/// The newest release the data covers.
+pub fn newest() -> Option<Version> {
+    data()
+        .releases
+        .iter()
+        .filter_map(|r| Version::parse(r))
+        .max()
+}
+
+/// The oldest release the data covers.
+pub fn oldest() -> Option<Version> {
+    data()
+        .releases
+        .iter()
+        .filter_map(|r| Version::parse(r))
+        .min()
+}
+
+/// Whether `v` is a release of the data (a tag that exists).
+pub fn knows(v: Version) -> bool {
+    data().releases.iter().any(|r| Version::parse(r) == Some(v))
+}
+
+/// The Kubernetes minors release `v`'s code accepts (`MinK8sVersion`..`MaxK8sVersion`), the
+/// docs matrix's when it says otherwise, and what the controller does outside them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeSupport {
+    pub min: Minor,
+    pub max: Minor,
+    pub docs: Option<(Minor, Minor)>,
+    /// `panic-at-start`, `reconcile-error` or `error-log`.
+    pub out_of_range: String,
+}
+
+/// A Kubernetes minor of major 1, as `1.33`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Minor(pub u32);
+
+impl Minor {
+    /// Reads `1.33`, `v1.33`, `1.33.5-eks-…`.
+    pub fn parse(text: &str) -> Option<Minor> {
+        let mut parts = text.trim().trim_start_matches('v').split('.');
+        (parts.next()? == "1").then_some(())?;
+        let minor = parts.next()?;
+        let digits: String = minor.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok().map(Minor)
+    }
+}
+
+impl std::fmt::Display for Minor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "1.{}", self.0)
+    }
+}
+
+impl KubeSupport {
+    pub fn accepts(&self, m: Minor) -> bool {
+        self.min <= m && m <= self.max
+    }
+}
+
+pub fn kubernetes(v: Version) -> Option<KubeSupport> {
+    let r = data().kubernetes.iter().find(|r| r.span.holds(v))?;
+    let docs = r
+        .docs
+        .as_ref()
+        .and_then(|d| Some((Minor::parse(&d.min)?, Minor::parse(&d.max)?)));
+    Some(KubeSupport {
+        min: Minor::parse(&r.code.min)?,
+        max: Minor::parse(&r.code.max)?,
+        docs: docs.filter(|(lo, hi)| {
+            Some(*lo) != Minor::parse(&r.code.min) || Some(*hi) != Minor::parse(&r.code.max)
+        }),
+        out_of_range: r.out_of_range.clone().unwrap_or_default(),
+    })
+}
+
+/// The oldest release at or after `from` whose code accepts `minor`; `None` when none does.
+pub fn first_supporting(from: Version, minor: Minor) -> Option<Version> {
+    let mut releases: Vec<Version> = data()
+        .releases
+        .iter()
+        .filter_map(|r| Version::parse(r))
+        .filter(|r| *r >= from)
+        .collect();
+    releases.sort();
+    releases
+        .into_iter()
+        .find(|r| kubernetes(*r).is_some_and(|k| k.accepts(minor)))
+}
+
+/// The API versions release `v` serves for `crd`; `None` when the release does not ship it.
+pub fn served(crd: &str, v: Version) -> Option<Vec<String>> {
+    data()
+        .crds
+        .iter()
+        .find(|c| c.crd == crd && c.span.holds(v))
+        .map(|c| c.served.clone())
+}
+
+/// The hops an upgrade from `from` to `to` passes through.
+pub fn hops(from: Version, to: Version) -> Vec<&'static Hop> {
+    data()
+        .hops
+        .iter()
+        .filter(|h| h.from.holds(from) && h.to.holds(to))
+        .collect()
+}
+
+/// The newest release of a hop's `via` range.
+pub fn via_target(h: &Hop) -> Option<Version> {
+    data()
+        .releases
+        .iter()
+        .filter_map(|r| Version::parse(r))
+        .filter(|r| h.via.holds(*r))
+        .max()
+}
+
+/// Why not to run `v`, when the data says so.
+pub fn avoid(v: Version) -> Option<&'static Avoid> {
+    data()
+        .avoid
+        .iter()
+        .find(|a| Version::parse(&a.version) == Some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    #[test]
+    fn the_data_parses_and_covers_every_release_from_0_37() {
+        let d: Data = serde_json::from_str(DATA).expect("data/karpenter-releases.json parses");
+        assert!(d.releases.len() > 100);
+        assert_eq!(oldest(), Some(v("0.37.0")));
+        assert!(newest() >= Some(v("1.14.1")));
+        // Every release has its Kubernetes range.
+        for r in &d.releases {
+            assert!(kubernetes(v(r)).is_some(), "no Kubernetes range for {r}");
+        }
+    }
+
+    #[test]
+    fn kubernetes_ranges_follow_the_code_within_a_minor() {
+        // 1.6.0-1.6.5 accept 1.33 at most, though the docs matrix says 1.34; 1.6.6 takes 1.34.
+        let early = kubernetes(v("1.6.5")).unwrap();
+        assert_eq!(early.max, Minor(33));
+        assert_eq!(early.docs.map(|d| d.1), Some(Minor(34)));
+        assert!(kubernetes(v("1.6.6")).unwrap().accepts(Minor(34)));
+        assert_eq!(first_supporting(v("1.5.0"), Minor(34)), Some(v("1.6.6")));
+        assert_eq!(Minor::parse("v1.33.5-eks-3025e55"), Some(Minor(33)));
+    }
+
+    #[test]
+    fn v1_needs_its_hop_and_1_1_serves_only_v1() {
+        let h = hops(v("1.0.2"), v("1.1.0"));
+        assert!(
+            h.iter()
+                .any(|h| h.required && h.reason == "stored-versions")
+        );
+        assert_eq!(via_target(h[0]).map(|x| x.1), Some(0));
+        assert!(hops(v("1.0.8"), v("1.2.0")).iter().all(|h| !h.required));
+        assert_eq!(
+            served("nodepools.karpenter.sh", v("1.1.0")),
+            Some(vec!["v1".to_string()])
+        );
+        assert!(
+            served("nodepools.karpenter.sh", v("1.0.8"))
+                .unwrap()
+                .contains(&"v1beta1".to_string())
+        );
+        assert!(avoid(v("1.8.4")).is_some() && avoid(v("1.8.5")).is_none());
+    }
+}
