@@ -59,3 +59,37 @@ write("upgrade-al2-to-kubernetes-1-33", _upgrade(_b, kubernetes="1.33"), ["KD110
 # the CRDs store only v1 and the class is on AL2023.
 _b = bundle("Healthy: Karpenter 1.8.1 on Kubernetes 1.33, asked about upgrading to Karpenter 1.9.0 and then Kubernetes 1.34: 1.9.0 accepts 1.26 to 1.35, the CRDs store only v1, and the EC2NodeClass uses AL2023.")
 write("healthy-upgrade-1-9-and-kubernetes-1-34", _upgrade(_b, to="1.9.0", kubernetes="1.34"), [])
+
+# The issue's first live case: an install of 1.0 whose role carries the 1.0 reference policy,
+# asked about 1.7.0. Releases since added ec2:DescribeCapacityReservations (1.3) and
+# iam:ListInstanceProfiles (1.7; aws/karpenter-provider-aws#8501 is the 1.12 form of the same
+# miss). No class uses capacity reservations, so both are warnings: what they serve degrades.
+_b = bundle(
+    "Karpenter 1.0.8 whose controller role carries the 1.0 reference policy, asked about an upgrade to 1.7.0: the 1.3 policy adds ec2:DescribeCapacityReservations and the 1.7 policy iam:ListInstanceProfiles (for garbage-collecting instance profiles), neither of which the role grants; no EC2NodeClass uses capacity reservations, so both only degrade what they serve.",
+    dep=[_release("1.0.8")], overrides=[_minor(30, "14")])
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+write("upgrade-1-0-policy-to-1-7", _upgrade(_b, to="1.7.0"), ["KD1101"], exit_code=0, roots=[])
+
+# terraform-aws-modules/terraform-aws-eks#3134, before the upgrade: a 0.37 install whose role
+# keeps the 0.37 policy, asked about 1.0.8. From 1.0 Karpenter tags what it creates with
+# eks:eks-cluster-name, which the 0.37 statements' aws:TagKeys conditions do not allow.
+_b = bundle(
+    "Karpenter 0.37.7 whose controller role keeps the 0.37 reference policy (terraform-aws-eks v20 without enable_v1_permissions), asked about an upgrade to 1.0.8: 1.0 tags instances, launch templates and instance profiles with eks:eks-cluster-name, which the 0.37 statements' conditions do not allow, so tagging and instance-profile calls fail after the upgrade (terraform-aws-modules/terraform-aws-eks#3134).",
+    dep=[_release("0.37.7")], crds={n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1",)) for n, g, k, p in CRDS},
+    overrides=[_minor(30, "14")])
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "0.37.7"}}]
+write("upgrade-0-37-policy-to-1-0", _upgrade(_b, to="1.0.8"), ["KD1101"], roots=["KD1101"])
+
+# Healthy: an install under aws-samples/eks-workshop-v2#1859's instance-type allow-list SCP, its
+# NodePool kept to the approved families, and its EC2NodeClass on a pre-made instance profile,
+# asked about 1.9.0: the target's launch is asked again with the types the pool allows (all
+# approved), and passing the profile's role is judged as for any node role.
+_b = bundle(
+    "Healthy: Karpenter 1.8.1 under an SCP that allows only m5, m6i and t3 instances, with the NodePool kept to m5 and m6i and the EC2NodeClass on a pre-made instance profile, asked about an upgrade to 1.9.0: the 1.9.0 policy needs nothing the role lacks, and the launches it would make pass the guardrail.",
+    nps=[kept], ncs=[custom_nc({"instanceProfile": PROFILE}, drop=("role",))], overrides=[profile_fact()])
+_b["emulator"] = {**default_emulator(_b), "scps": [{"name": "approved-instance-types", "document": TYPES_SCP}]}
+write("healthy-upgrade-under-instance-type-scp", _upgrade(_b, to="1.9.0"), [])

@@ -40,6 +40,7 @@ checks! {
     /// KD11xx: `karpdoctor upgrade`, what a target release or Kubernetes minor would break
     /// (docs/upgrade.md). A normal run never runs them.
     upgrade {
+        permissions_missing::UPGRADE_PERMISSIONS_MISSING,
         crds_blocked::UPGRADE_CRDS_BLOCKED,
         kubernetes_incompatible::UPGRADE_KUBERNETES_INCOMPATIBLE,
     }

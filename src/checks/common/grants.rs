@@ -167,17 +167,35 @@ pub async fn optional_controller_role(cx: &CheckCx) -> Result<Option<IamRole>, F
 /// The reference statements of the controller's release, simulated for its role: derived once
 /// per run and shared by the checks that judge them (most of their evaluation time).
 pub async fn controller_grants(cx: &CheckCx) -> Result<std::sync::Arc<Grants>, FactError> {
-    cx.derived("controller grants", derive_controller_grants(cx))
+    cx.derived("controller grants", derive_controller_grants(cx, None))
         .await
 }
 
-async fn derive_controller_grants(cx: &CheckCx) -> Result<Grants, FactError> {
+/// The same at `release`, the target of `karpdoctor upgrade --to` (one per run).
+pub async fn controller_grants_at(
+    cx: &CheckCx,
+    release: Version,
+) -> Result<std::sync::Arc<Grants>, FactError> {
+    cx.derived(
+        "controller grants at the upgrade target",
+        derive_controller_grants(cx, Some(release)),
+    )
+    .await
+}
+
+async fn derive_controller_grants(
+    cx: &CheckCx,
+    release: Option<Version>,
+) -> Result<Grants, FactError> {
     let (w, role) = controller_role(cx).await?;
     let Some((deployments, index)) = cx.controller().await? else {
         return Err(skip("the Karpenter controller"));
     };
     let controller = ControllerDeployment::new(&deployments[index]);
-    let controller_version = controller.version().unwrap_or_default();
+    let controller_version = release
+        .map(|v| v.to_string())
+        .or_else(|| controller.version())
+        .unwrap_or_default();
     let version = match Version::parse(&controller_version).and_then(reference::coverage) {
         Some(Coverage::Covered(v)) => v,
         Some(Coverage::Newer { used }) => used,

@@ -1,0 +1,118 @@
+//! KD1101: before `karpdoctor upgrade --to VERSION`, the controller role must grant what the
+//! target release needs: its reference policy (`data/controller-policy.json` at the target),
+//! simulated for this install's role, classes and queue as KD2102 simulates the installed
+//! release's, with SCPs and the permissions boundary attributed as KD2101 and KD2103 do
+//! (docs/upgrade.md §3.1). Releases add actions (1.3 `ec2:DescribeCapacityReservations`, 1.7
+//! `iam:ListInstanceProfiles`, 1.11 `ec2:DescribePlacementGroups`, 1.12
+//! `ec2:DescribeInstanceStatus`) and conditions (1.0's `eks:eks-cluster-name` tag).
+
+use std::collections::BTreeMap;
+
+use crate::check::prelude::*;
+use crate::checks::common::evidence::capped;
+use crate::checks::common::grants::{self, Decided};
+use crate::checks::common::upgrade::targets;
+use crate::iam::reference;
+use crate::iam::simulation::Attribution;
+
+declare_check! {
+    pub static UPGRADE_PERMISSIONS_MISSING = {
+        code: "KD1101",
+        slug: "upgrade-permissions-missing",
+        title: "the controller role grants what the target release needs",
+        category: Upgrade,
+        severity: Error,
+        needs: [ControllerDeployments, KubeVersion, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        self_managed: true,
+        run: upgrade_permissions_missing,
+    }
+}
+
+async fn upgrade_permissions_missing(cx: &CheckCx) -> CheckResult {
+    let t = targets(cx).await?;
+    // Without a new release the policy the controller needs does not change.
+    if !t.to_given || t.from == Some(t.to) {
+        return Ok(Vec::new());
+    }
+    let g = grants::controller_grants_at(cx, t.to).await?;
+    let denied = [
+        Attribution::NotGranted,
+        Attribution::IdentityDeny,
+        Attribution::Boundary,
+        Attribution::Scp,
+    ];
+    // Per reference statement: its rows the role may not do at the target, and who stops them.
+    let mut per_statement: BTreeMap<String, (reference::StatementRef, Vec<&Decided>)> =
+        BTreeMap::new();
+    for who in denied {
+        for d in g.denied_by(who) {
+            for s in g.probes[d.probe].statements_for(&d.row.action) {
+                per_statement
+                    .entry(s.sid.clone())
+                    .or_insert_with(|| (s.clone(), Vec::new()))
+                    .1
+                    .push(d);
+            }
+        }
+    }
+    let from = t
+        .from
+        .map_or_else(|| "the installed release".to_string(), |v| v.to_string());
+    let mut findings = Vec::new();
+    for (sid, (statement, rows)) in per_statement {
+        let by = stopped_by(&rows);
+        // The gravest of its actions for this install: an optional feature alone is a warning.
+        let severity = rows
+            .iter()
+            .map(|d| g.severity_of(&d.row.action))
+            .max()
+            .unwrap_or(Severity::Error);
+        let after = if severity == Severity::Error {
+            "those calls fail"
+        } else {
+            "the feature they serve stops working"
+        };
+        let mut f = Finding::new(
+            g.object(),
+            format!(
+                "Karpenter {} needs {} ({sid}: {}), which the role {by}: after the upgrade from {from}, {after}",
+                g.version,
+                capped(grants::describe(&rows), 4).join(", "),
+                statement.feature
+            ),
+        )
+        .severity(severity)
+        .evidence("missing", capped(grants::describe(&rows), 8))
+        .evidence("statement", sid.clone())
+        .evidence("to", g.version.to_string())
+        .evidence("role", g.role.arn.clone())
+        .hint(format!(
+            "apply Karpenter {}'s controller policy before upgrading the controller (its CloudFormation template, or `karpdoctor reference-policy --karpenter-version {}`)",
+            g.version, g.version
+        ));
+        if let Some(doc) = reference::statement_document(&statement, g.version, &g.vars) {
+            let policy = serde_json::json!({"Version": "2012-10-17", "Statement": [doc]});
+            f = f.fix(format!(
+                "aws iam put-role-policy --role-name {} --policy-name karpenter-{sid} --policy-document '{policy}'",
+                g.role.name
+            ));
+        }
+        findings.push(f);
+    }
+    Ok(findings)
+}
+
+/// Who stops the rows, gravest first: an SCP (no policy of the role can fix it), the
+/// boundary, an explicit Deny, or a missing grant.
+fn stopped_by(rows: &[&Decided]) -> &'static str {
+    let has = |a: Attribution| rows.iter().any(|d| d.attribution == a);
+    if has(Attribution::Scp) {
+        "may not do under an organization SCP"
+    } else if has(Attribution::Boundary) {
+        "may not do under its permissions boundary"
+    } else if has(Attribution::IdentityDeny) {
+        "is explicitly denied by its own policies"
+    } else {
+        "is not granted by its policies"
+    }
+}
