@@ -484,7 +484,7 @@ fn a_replayed_upgrade_bundle_runs_only_the_upgrade_checks_with_its_targets() {
         .iter()
         .map(|c| c["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, ["KD1101", "KD1102", "KD1103"]);
+    assert_eq!(codes, ["KD1101", "KD1102", "KD1103", "KD1104"]);
     // `upgrade --replay` takes the targets the bundle recorded.
     let o = karpdoctor(&[
         "upgrade",

@@ -93,3 +93,34 @@ _b = bundle(
     nps=[kept], ncs=[custom_nc({"instanceProfile": PROFILE}, drop=("role",))], overrides=[profile_fact()])
 _b["emulator"] = {**default_emulator(_b), "scps": [{"name": "approved-instance-types", "document": TYPES_SCP}]}
 write("healthy-upgrade-under-instance-type-scp", _upgrade(_b, to="1.9.0"), [])
+
+# The v1 migration guide's "Environment Variable Changes" and removed gates, on a 0.37.7 install
+# about to move to 1.0.8: it sets ASSUME_ROLE_ARN (a cross-account role the 1.0 controller no
+# longer assumes: aws/karpenter-provider-aws#6960) and turns drift off (Drift=false, as in
+# kubernetes-sigs/karpenter#718), which 1.0 ignores. Warnings: the install keeps working,
+# differently.
+_b = bundle(
+    "Karpenter 0.37.7, its role already carrying the 1.0 policy, sets ASSUME_ROLE_ARN (the controller assumes a role in another account) and FEATURE_GATES=Drift=false, asked about an upgrade to 1.0.8: 1.0 neither sets nor reads ASSUME_ROLE_ARN, so the controller runs as its own IRSA role (aws/karpenter-provider-aws#6960), and it no longer has the Drift gate, so drift is always on (kubernetes-sigs/karpenter#718).",
+    dep=[_release("0.37.7")], crds={n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1",)) for n, g, k, p in CRDS},
+    overrides=[_minor(30, "14")])
+set_env(_b, "ASSUME_ROLE_ARN", "arn:aws:iam::444455556666:role/KarpenterCrossAccount")
+set_env(_b, "FEATURE_GATES", "Drift=false,SpotToSpotConsolidation=false")
+# The role already carries the 1.0 policy (the migration guide's step 8): only the settings differ.
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+write("upgrade-0-37-settings-dropped-at-1-0", _upgrade(_b, to="1.0.8"), ["KD1104"], exit_code=0, roots=[])
+
+# The 1.6 upgrade note: ReservedCapacity defaults to true from 1.6, and open ODCRs no
+# EC2NodeClass selects stop being used. A 1.5.2 install leaving the gate unset, asked about 1.6.6.
+_b = bundle(
+    "Karpenter 1.5.2 leaves the ReservedCapacity feature gate to its default, asked about an upgrade to 1.6.6: the default turns from false to true at 1.6.0, and the upgrade guide warns that open On-Demand Capacity Reservations no EC2NodeClass selects stop being used.",
+    dep=[_release("1.5.2")], overrides=[_minor(33, "5")])
+write("upgrade-reserved-capacity-default-flips", _upgrade(_b, to="1.6.6"), ["KD1104"], exit_code=0, roots=[])
+
+# The upgrade guide's 1.8 section: do not upgrade to 1.8.4 (kubernetes-sigs/karpenter#2785, a
+# scheduling regression with some topologySpreadConstraints).
+_b = bundle(
+    "Karpenter 1.8.1 asked about an upgrade to 1.8.4, which the upgrade guide says not to upgrade to: a regression may keep pods with some topologySpreadConstraints from being scheduled (kubernetes-sigs/karpenter#2785).",
+    dep=[_release("1.8.1")])
+write("upgrade-to-a-release-to-skip", _upgrade(_b, to="1.8.4"), ["KD1104"], exit_code=0, roots=[])

@@ -43,6 +43,7 @@ checks! {
         permissions_missing::UPGRADE_PERMISSIONS_MISSING,
         crds_blocked::UPGRADE_CRDS_BLOCKED,
         kubernetes_incompatible::UPGRADE_KUBERNETES_INCOMPATIBLE,
+        settings_changed::UPGRADE_SETTINGS_CHANGED,
     }
     /// KD12xx: a self-managed Karpenter beside EKS Auto Mode (docs/auto-mode.md).
     automode_install {

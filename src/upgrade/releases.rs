@@ -19,6 +19,32 @@ struct Data {
     crds: Vec<CrdState>,
     hops: Vec<Hop>,
     avoid: Vec<Avoid>,
+    env: Vec<Named>,
+    controller_env: Vec<Named>,
+    feature_gates: Vec<Gate>,
+}
+
+/// An environment variable the chart sets, or the controller reads, over a range of releases.
+#[derive(Clone, Debug, Deserialize)]
+struct Named {
+    name: String,
+    #[serde(flatten)]
+    span: Span,
+}
+
+/// A feature gate and its default over a range of releases.
+#[derive(Clone, Debug, Deserialize)]
+struct Gate {
+    name: String,
+    #[serde(flatten)]
+    span: Span,
+    defaults: Vec<GateDefault>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct GateDefault {
+    since: String,
+    value: bool,
 }
 
 /// A range of releases, both ends inclusive; no `until` runs to the newest release.
@@ -84,6 +110,8 @@ pub struct Hop {
 #[derive(Clone, Debug, Deserialize)]
 pub struct Avoid {
     pub version: String,
+    /// `upgrade-guide` (the guide says to skip it) or the defect's kind.
+    pub reason: String,
     pub why: String,
 }
 
@@ -99,6 +127,9 @@ fn data() -> &'static Data {
             crds: Vec::new(),
             hops: Vec::new(),
             avoid: Vec::new(),
+            env: Vec::new(),
+            controller_env: Vec::new(),
+            feature_gates: Vec::new(),
         },
     })
 }
@@ -230,6 +261,28 @@ pub fn avoid(v: Version) -> Option<&'static Avoid> {
         .find(|a| Version::parse(&a.version) == Some(v))
 }
 
+/// Whether release `v` sets (its chart) or reads (its controller) the environment variable.
+pub fn knows_env(name: &str, v: Version) -> bool {
+    data()
+        .env
+        .iter()
+        .chain(data().controller_env.iter())
+        .any(|e| e.name == name && e.span.holds(v))
+}
+
+/// The default of feature gate `name` at release `v`; `None` when `v` has no such gate (it
+/// then ignores the gate: the parser of 1.0 and later reads only the gates it knows).
+pub fn gate_default(name: &str, v: Version) -> Option<bool> {
+    let gate = data()
+        .feature_gates
+        .iter()
+        .find(|g| g.name == name && g.span.holds(v))?;
+    gate.defaults
+        .iter()
+        .rfind(|d| Version::parse(&d.since).is_some_and(|s| s <= v))
+        .map(|d| d.value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,5 +333,17 @@ mod tests {
                 .contains(&"v1beta1".to_string())
         );
         assert!(avoid(v("1.8.4")).is_some() && avoid(v("1.8.5")).is_none());
+    }
+
+    #[test]
+    fn settings_come_and_go_with_their_releases() {
+        assert!(knows_env("ASSUME_ROLE_ARN", v("0.37.7")));
+        assert!(!knows_env("ASSUME_ROLE_ARN", v("1.0.0")));
+        assert!(knows_env("CLUSTER_NAME", v("1.9.0")));
+        // ReservedCapacity: off from 1.3, on from 1.6; Drift is gone at 1.0.
+        assert_eq!(gate_default("ReservedCapacity", v("1.5.0")), Some(false));
+        assert_eq!(gate_default("ReservedCapacity", v("1.6.0")), Some(true));
+        assert_eq!(gate_default("Drift", v("1.0.0")), None);
+        assert_eq!(gate_default("Drift", v("0.37.7")), Some(true));
     }
 }
