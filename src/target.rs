@@ -59,6 +59,12 @@ pub struct Target {
     /// beside one. Absent when Auto Mode's compute is off or the cluster could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_mode: Option<String>,
+    /// `karpdoctor upgrade --to`: the Karpenter release the run judged an upgrade to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade_to: Option<String>,
+    /// `karpdoctor upgrade --kubernetes`: the Kubernetes minor the run judged an upgrade to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upgrade_kubernetes: Option<String>,
 }
 
 /// `target.autoMode` when EKS Auto Mode is the cluster's only Karpenter.

@@ -298,6 +298,8 @@ pub(super) async fn resolve_target(
         }),
         aws_identity: None,
         auto_mode: None,
+        upgrade_to: hints.upgrade_to.clone().filter(|_| hints.upgrade),
+        upgrade_kubernetes: hints.upgrade_kubernetes.clone().filter(|_| hints.upgrade),
     };
 
     // Recorded runs have what they have; live runs without a region cannot ask AWS at all.

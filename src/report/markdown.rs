@@ -43,16 +43,24 @@ pub fn render(report: &Report) -> String {
         ),
         ("Karpenter namespace", t.karpenter_namespace.clone()),
         ("Kubernetes", t.kubernetes_version.clone()),
+        ("upgrade to Karpenter", t.upgrade_to.clone()),
+        ("upgrade to Kubernetes", t.upgrade_kubernetes.clone()),
         ("kube context", t.kube_context.clone()),
         (
             "run",
             Some(format!("{} ({})", report.run_id, report.started_at)),
         ),
     ];
-    // The Auto Mode row only where it is on: absent, it is off or could not be read.
+    // The Auto Mode row only where it is on (absent, it is off or could not be read), and the
+    // upgrade rows only on `karpdoctor upgrade`'s runs.
+    let optional = [
+        "EKS Auto Mode",
+        "upgrade to Karpenter",
+        "upgrade to Kubernetes",
+    ];
     for (name, value) in rows
         .into_iter()
-        .filter(|(name, value)| *name != "EKS Auto Mode" || value.is_some())
+        .filter(|(name, value)| !optional.contains(name) || value.is_some())
     {
         let _ = writeln!(
             out,

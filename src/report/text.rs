@@ -239,6 +239,21 @@ fn header(out: &mut String, report: &Report, paint: &Paint) {
     if let Some(k) = &t.kubernetes_version {
         second.push(format!("Kubernetes {}", one_line(k)));
     }
+    // `karpdoctor upgrade`: what the run judged an upgrade to.
+    let upgrade: Vec<String> = [
+        t.upgrade_to
+            .as_deref()
+            .map(|v| format!("Karpenter {}", one_line(v))),
+        t.upgrade_kubernetes
+            .as_deref()
+            .map(|k| format!("Kubernetes {}", one_line(k))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !upgrade.is_empty() {
+        second.push(format!("upgrading to {}", upgrade.join(" and ")));
+    }
     if let Some(c) = &t.kube_context {
         second.push(format!("context {}", one_line(c)));
     }
@@ -474,5 +489,21 @@ mod tests {
         assert_eq!(mixed, "Karpenter 1.8.1 in karpenter · beside EKS Auto Mode");
         let none = second_line(Target::default());
         assert_eq!(none, "Karpenter controller not found");
+    }
+
+    /// `karpdoctor upgrade` names what it judged an upgrade to.
+    #[test]
+    fn the_header_names_the_upgrade_targets() {
+        let both = second_line(Target {
+            karpenter_version: Some("1.8.1".to_string()),
+            karpenter_namespace: Some("karpenter".to_string()),
+            upgrade_to: Some("1.9.0".to_string()),
+            upgrade_kubernetes: Some("1.34".to_string()),
+            ..Target::default()
+        });
+        assert_eq!(
+            both,
+            "Karpenter 1.8.1 in karpenter · upgrading to Karpenter 1.9.0 and Kubernetes 1.34"
+        );
     }
 }
