@@ -11,7 +11,7 @@ use crate::automode::role::{
     launch_requests, missing_policies,
 };
 use crate::check::prelude::*;
-use crate::checks::common::cluster::cluster;
+use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::iam::policy::PolicyDocument;
 use crate::iam::simulation::{Attribution, Decision, Row, attribute};
 use crate::iam::trust::check_service_trust;
@@ -157,7 +157,8 @@ async fn cluster_role_invalid(cx: &CheckCx) -> CheckResult {
     } else if !tagged.is_empty() {
         cx.note("NodeClasses set tags and the cluster role has policies of its own: whether they grant Auto Mode's tagging is not simulated");
     }
-    if let Some(cluster_arn) = Arn::parse(&described.arn) {
+    {
+        let cluster_arn = cluster_arn(&described)?;
         let at = Place {
             partition: cluster_arn.partition,
             region: cluster_arn.region,

@@ -9,10 +9,10 @@ use crate::checks::common::codes::{
     AUTOMODE_CLUSTER_ROLE_INVALID, AUTOMODE_NODE_ACCESS_MISSING, AUTOMODE_NODEPOOL_UNSERVED,
 };
 use crate::checks::common::cluster::{cluster, cluster_arn};
-use crate::checks::common::grants;
-use crate::checks::common::kms::{allows, delegates_to_iam, simulate_key_use, who};
+use crate::checks::common::kms::{
+    allows, delegates_to_iam, key_use_denied, key_use_probe, simulate_key_use,
+};
 use crate::iam::policy::PolicyDocument;
-use crate::iam::reference;
 use crate::model::{AutoNodeClass, Condition, NodePool};
 
 declare_check! {
@@ -197,33 +197,17 @@ async fn key_finding(
         .iter()
         .any(|s| allows(s, &role, arn.account, arn.region));
     if !named {
-        if !delegates_to_iam(&doc, &root, arn.account) {
-            problems.push(format!(
+        let unusable = if !delegates_to_iam(&doc, &root, arn.account) {
+            Some(format!(
                 "the key policy neither names the cluster role {role} nor lets IAM policies grant use of the key"
-            ));
+            ))
         } else {
-            let mut vars = grants::base_vars(&arn, &described.name, &described.arn);
-            vars.insert("kmsKeyArn".into(), key.arn.clone());
-            let Some(probe) = reference::supplemental_probe("ebs-cmk", &vars) else {
-                return Err(FactError::NotInstalled {
-                    what: "karpdoctor's reference data for customer managed EBS keys"
-                        .to_string(),
-                });
-            };
+            let probe = key_use_probe(&described, &arn, &key.arn)?;
             let denied = simulate_key_use(cx, &role, &probe).await?;
-            if !denied.is_empty() {
-                problems.push(format!(
-                    "the cluster role {role} may not {} on it ({})",
-                    denied
-                        .iter()
-                        .map(|(a, _)| a.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    who(&denied)
-                ));
-            }
-        }
-        if problems.iter().any(|p| p.contains("cluster role")) {
+            (!denied.is_empty()).then(|| key_use_denied("cluster", &role, &denied))
+        };
+        if let Some(problem) = unusable {
+            problems.push(problem);
             fixes.push(format!(
                 "aws kms get-key-policy --key-id {} --policy-name default > key-policy.json   # add the user guide's two statements for {role}, then: aws kms put-key-policy --key-id {} --policy-name default --policy file://key-policy.json",
                 key.arn, key.arn

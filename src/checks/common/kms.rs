@@ -2,10 +2,36 @@
 //! simulation of the launching role's IAM policies, shared by the EC2NodeClass volume keys
 //! (KD3010) and EKS Auto Mode's NodeClass keys (KD3101).
 
+use crate::arn::Arn;
 use crate::check::prelude::*;
+use crate::checks::common::grants;
+use crate::facts::EksCluster;
 use crate::iam::policy::{PolicyDocument, Statement};
-use crate::iam::reference::Probe;
+use crate::iam::reference::{self, Probe};
 use crate::iam::simulation::{Attribution, attribute};
+
+/// What creating an encrypted volume asks of `key_arn` (the reference data's `ebs-cmk` probe,
+/// through EC2 in the cluster's region).
+pub fn key_use_probe(cluster: &EksCluster, arn: &Arn, key_arn: &str) -> Result<Probe, FactError> {
+    let mut vars = grants::base_vars(arn, &cluster.name, &cluster.arn);
+    vars.insert("kmsKeyArn".into(), key_arn.to_string());
+    reference::supplemental_probe("ebs-cmk", &vars).ok_or_else(|| FactError::NotInstalled {
+        what: "karpdoctor's reference data for customer managed EBS keys".to_string(),
+    })
+}
+
+/// `the <whose> role <arn> may not <actions> on it (<who denies it>)`, for a finding.
+pub fn key_use_denied(whose: &str, role: &str, denied: &[(String, Attribution)]) -> String {
+    format!(
+        "the {whose} role {role} may not {} on it ({})",
+        denied
+            .iter()
+            .map(|(a, _)| a.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        who(denied)
+    )
+}
 
 /// Whether a key policy statement lets `principal` create grants on the key (what EC2 needs)
 /// when a launch in `account` and `region` uses it. The statement names the principal, or any

@@ -22,5 +22,6 @@ pub mod pools;
 pub mod scheduling;
 pub mod selection;
 pub mod spot;
+pub mod statements;
 pub mod upgrade;
 pub mod wiring;

@@ -154,31 +154,12 @@ impl PoolFacts {
     fn auto_pool<'a>(&'a self, np: &NodePool, auto: &AutoFacts) -> Pool<'a> {
         let template = &np.spec.template;
         let class_name = np.class_name().unwrap_or_default().to_string();
-        let mut not_ready = None;
-        let mut requirements = match Requirements::from_list(&template.spec.requirements) {
-            Ok(r) => r,
-            Err(bad) => {
-                not_ready = Some((
-                    format!("a requirement the API would reject: {bad}"),
-                    vec![codes::NODEPOOL_NOT_READY],
-                ));
-                Requirements::default()
-            }
-        };
-        for (k, v) in &template.metadata.labels {
-            requirements.add(k, ValueSet::only([v.clone()]));
-        }
-        requirements.add(
-            "karpenter.sh/nodepool",
-            ValueSet::only([np.name().to_string()]),
-        );
-        requirements.add(
-            "eks.amazonaws.com/nodeclass",
-            ValueSet::only([class_name.clone()]),
-        );
-        requirements.add(
-            "eks.amazonaws.com/compute-type",
-            ValueSet::only(["auto".to_string()]),
+        let (requirements, mut not_ready) = template_requirements(
+            np,
+            [
+                ("eks.amazonaws.com/nodeclass", class_name.clone()),
+                ("eks.amazonaws.com/compute-type", "auto".to_string()),
+            ],
         );
         let class = auto.classes.iter().find(|c| c.name() == class_name);
         if not_ready.is_none() {
@@ -252,6 +233,37 @@ impl PoolFacts {
     }
 }
 
+/// A pool's requirements as its nodes carry them (its requirements, its template labels,
+/// `karpenter.sh/nodepool` and the labels of its kind of NodeClass), and, when a requirement is
+/// one the API would reject, why the pool is not ready.
+fn template_requirements<const N: usize>(
+    np: &NodePool,
+    class_labels: [(&str, String); N],
+) -> (Requirements, Option<(String, Vec<&'static str>)>) {
+    let template = &np.spec.template;
+    let (mut requirements, not_ready) = match Requirements::from_list(&template.spec.requirements) {
+        Ok(r) => (r, None),
+        Err(bad) => (
+            Requirements::default(),
+            Some((
+                format!("a requirement the API would reject: {bad}"),
+                vec![codes::NODEPOOL_NOT_READY],
+            )),
+        ),
+    };
+    for (k, v) in &template.metadata.labels {
+        requirements.add(k, ValueSet::only([v.clone()]));
+    }
+    requirements.add(
+        "karpenter.sh/nodepool",
+        ValueSet::only([np.name().to_string()]),
+    );
+    for (k, v) in class_labels {
+        requirements.add(k, ValueSet::only([v]));
+    }
+    (requirements, not_ready)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_pool<'a>(
     np: &NodePool,
@@ -271,28 +283,8 @@ fn build_pool<'a>(
         .and_then(|r| r.name.clone())
         .unwrap_or_default();
     let class = pool_class(np, classes);
-    let mut requirements = Requirements::default();
-    let mut not_ready = None;
-    match Requirements::from_list(&template.spec.requirements) {
-        Ok(r) => requirements = r,
-        Err(bad) => {
-            not_ready = Some((
-                format!("a requirement the API would reject: {bad}"),
-                vec![codes::NODEPOOL_NOT_READY],
-            ))
-        }
-    }
-    for (k, v) in &template.metadata.labels {
-        requirements.add(k, ValueSet::only([v.clone()]));
-    }
-    requirements.add(
-        "karpenter.sh/nodepool",
-        ValueSet::only([np.name().to_string()]),
-    );
-    requirements.add(
-        "karpenter.k8s.aws/ec2nodeclass",
-        ValueSet::only([class_name.clone()]),
-    );
+    let (requirements, mut not_ready) =
+        template_requirements(np, [("karpenter.k8s.aws/ec2nodeclass", class_name.clone())]);
     let zones = class.map(subnet_zones).unwrap_or_default();
     if not_ready.is_none() {
         not_ready = match class {

@@ -2,12 +2,10 @@
 //! for the controller's release (an implicit deny, or an explicit deny in the role's
 //! policies). The usual cause is a policy written for another release or a hand-trimmed copy.
 
-use std::collections::BTreeMap;
-
 use crate::check::prelude::*;
 use crate::checks::common::evidence::capped;
-use crate::checks::common::grants::{self, Decided};
-use crate::iam::reference;
+use crate::checks::common::grants;
+use crate::checks::common::statements::{by_statement, put_statement};
 use crate::iam::simulation::Attribution;
 
 declare_check! {
@@ -26,20 +24,11 @@ declare_check! {
 async fn controller_permission_missing(cx: &CheckCx) -> CheckResult {
     let g = grants::controller_grants(cx).await?;
     // Per reference statement: the rows it covers that the role's policies do not allow.
-    let mut per_statement: BTreeMap<String, (reference::StatementRef, Vec<&Decided>)> =
-        BTreeMap::new();
-    for d in g
-        .denied_by(Attribution::NotGranted)
-        .chain(g.denied_by(Attribution::IdentityDeny))
-    {
-        for s in g.probes[d.probe].statements_for(&d.row.action) {
-            per_statement
-                .entry(s.sid.clone())
-                .or_insert_with(|| (s.clone(), Vec::new()))
-                .1
-                .push(d);
-        }
-    }
+    let per_statement = by_statement(
+        &g,
+        g.denied_by(Attribution::NotGranted)
+            .chain(g.denied_by(Attribution::IdentityDeny)),
+    );
     let mut findings = Vec::new();
     for (sid, (statement, rows)) in per_statement {
         let explicit = rows
@@ -94,12 +83,8 @@ async fn controller_permission_missing(cx: &CheckCx) -> CheckResult {
                 g.version
             ));
         }
-        if let Some(doc) = reference::statement_document(&statement, g.version, &g.vars) {
-            let policy = serde_json::json!({"Version": "2012-10-17", "Statement": [doc]});
-            f = f.fix(format!(
-                "aws iam put-role-policy --role-name {} --policy-name karpenter-{sid} --policy-document '{policy}'",
-                g.role.name
-            ));
+        if let Some(fix) = put_statement(&g, &statement) {
+            f = f.fix(fix);
         }
         findings.push(f);
     }

@@ -10,13 +10,14 @@ use serde_json::{Value, json};
 use crate::check::prelude::*;
 use crate::checks::common::cluster::{cluster, cluster_arn};
 use crate::checks::common::grants;
-use crate::checks::common::kms::{allows, delegates_to_iam, simulate_key_use, who};
+use crate::checks::common::kms::{
+    allows, delegates_to_iam, key_use_denied, key_use_probe, simulate_key_use,
+};
 use crate::checks::common::nodeclass::{object, resolved_amis};
 use crate::checks::common::spot::{SPOT_ROLE, allows_spot, spot_role_arn};
 use crate::ec2::{self, AmiTerm};
 use crate::facts::KmsGrant;
 use crate::iam::policy::PolicyDocument;
-use crate::iam::reference;
 use crate::model::Ec2NodeClass;
 
 declare_check! {
@@ -81,14 +82,7 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
                     .any(|s| allows(s, principal, arn.account, arn.region))
             };
             let delegates_to_iam = delegates_to_iam(&doc, &root, arn.account);
-            let mut vars = grants::base_vars(&arn, &cluster.name, &cluster.arn);
-            vars.insert("kmsKeyArn".into(), key.arn.clone());
-            // What creating an encrypted volume asks of the key (reference data, `ebs-cmk`).
-            let Some(probe) = reference::supplemental_probe("ebs-cmk", &vars) else {
-                return Err(FactError::NotInstalled {
-                    what: "karpdoctor's reference data for customer managed EBS keys".to_string(),
-                });
-            };
+            let probe = key_use_probe(&cluster, &arn, &key.arn)?;
             if let Some(role) = grants::optional_controller_role(cx).await?.map(|r| r.arn) {
                 if named(&role) {
                     // The key policy itself lets the controller use the key.
@@ -97,15 +91,7 @@ async fn ebs_kms_unusable(cx: &CheckCx) -> CheckResult {
                 } else {
                     let denied = simulate_key_use(cx, &role, &probe).await?;
                     if !denied.is_empty() {
-                        problems.push(format!(
-                            "the controller role {role} may not {} on it ({})",
-                            denied
-                                .iter()
-                                .map(|(a, _)| a.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            who(&denied)
-                        ));
+                        problems.push(key_use_denied("controller", &role, &denied));
                         fixes.push(format!(
                             "aws iam put-role-policy --role-name {} --policy-name karpenter-ebs-kms --policy-document '{}'",
                             role.rsplit('/').next().unwrap_or_default(),

@@ -6,13 +6,11 @@
 //! `iam:ListInstanceProfiles`, 1.11 `ec2:DescribePlacementGroups`, 1.12
 //! `ec2:DescribeInstanceStatus`) and conditions (1.0's `eks:eks-cluster-name` tag).
 
-use std::collections::BTreeMap;
-
 use crate::check::prelude::*;
 use crate::checks::common::evidence::capped;
 use crate::checks::common::grants::{self, Decided};
+use crate::checks::common::statements::{by_statement, put_statement};
 use crate::checks::common::upgrade::targets;
-use crate::iam::reference;
 use crate::iam::simulation::Attribution;
 
 declare_check! {
@@ -42,19 +40,7 @@ async fn upgrade_permissions_missing(cx: &CheckCx) -> CheckResult {
         Attribution::Scp,
     ];
     // Per reference statement: its rows the role may not do at the target, and who stops them.
-    let mut per_statement: BTreeMap<String, (reference::StatementRef, Vec<&Decided>)> =
-        BTreeMap::new();
-    for who in denied {
-        for d in g.denied_by(who) {
-            for s in g.probes[d.probe].statements_for(&d.row.action) {
-                per_statement
-                    .entry(s.sid.clone())
-                    .or_insert_with(|| (s.clone(), Vec::new()))
-                    .1
-                    .push(d);
-            }
-        }
-    }
+    let per_statement = by_statement(&g, denied.into_iter().flat_map(|who| g.denied_by(who)));
     let from = t
         .from
         .map_or_else(|| "the installed release".to_string(), |v| v.to_string());
@@ -90,12 +76,8 @@ async fn upgrade_permissions_missing(cx: &CheckCx) -> CheckResult {
             "apply Karpenter {}'s controller policy before upgrading the controller (its CloudFormation template, or `karpdoctor reference-policy --karpenter-version {}`)",
             g.version, g.version
         ));
-        if let Some(doc) = reference::statement_document(&statement, g.version, &g.vars) {
-            let policy = serde_json::json!({"Version": "2012-10-17", "Statement": [doc]});
-            f = f.fix(format!(
-                "aws iam put-role-policy --role-name {} --policy-name karpenter-{sid} --policy-document '{policy}'",
-                g.role.name
-            ));
+        if let Some(fix) = put_statement(&g, &statement) {
+            f = f.fix(fix);
         }
         findings.push(f);
     }
