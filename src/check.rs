@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 
 use crate::context::{Context, Facts};
 use crate::facts::{FactError, FactKind};
-pub use crate::finding::{Category, Finding, Remediation, Severity, doc_url};
+pub use crate::finding::{Category, Finding, PlanStep, Remediation, Severity, doc_url};
 
 /// The handle a check runs with: a view of the run's facts (no client, no way to change the
 /// run) plus the check's own identity.
@@ -131,7 +131,7 @@ macro_rules! declare_check {
 
 /// Imports every check file needs.
 pub mod prelude {
-    pub use crate::check::{CheckCx, CheckResult, Finding, Severity};
+    pub use crate::check::{CheckCx, CheckResult, Finding, PlanStep, Severity};
     pub use crate::declare_check;
     pub use crate::facts::FactError;
 }

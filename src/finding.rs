@@ -148,6 +148,29 @@ impl HistoryState {
     }
 }
 
+/// Where a finding of `karpdoctor upgrade` belongs in the upgrade plan (docs/upgrade.md §4).
+/// Declaration order is the order the steps are taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanStep {
+    /// Which release to go to, and through which.
+    Path,
+    /// Nodes whose AMIs cannot follow the target.
+    Nodes,
+    /// The controller role's permissions.
+    Iam,
+    /// Objects stored in versions the target does not serve.
+    StoredVersions,
+    /// The CRD chart.
+    Crds,
+    /// The controller and its settings.
+    Controller,
+    /// The EKS control plane, one minor at a time.
+    ControlPlane,
+    /// After a release the upgrade must stop at: the run that plans the rest.
+    Next,
+}
+
 /// The suggested fix of a finding: commands safe to copy, kept apart from prose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,6 +217,9 @@ pub struct Finding {
     /// The hint to give instead when every owner passed.
     #[serde(skip)]
     hint_if_owners_pass: Option<String>,
+    /// `karpdoctor upgrade`: the plan step that resolves this finding.
+    #[serde(skip)]
+    step: Option<PlanStep>,
 }
 
 impl Finding {
@@ -216,6 +242,7 @@ impl Finding {
             severity_chosen: false,
             owners: Vec::new(),
             hint_if_owners_pass: None,
+            step: None,
         }
     }
 
@@ -252,6 +279,16 @@ impl Finding {
             }
         }
         self
+    }
+
+    /// The upgrade plan's step that resolves this finding.
+    pub fn in_step(mut self, step: PlanStep) -> Self {
+        self.step = Some(step);
+        self
+    }
+
+    pub fn step(&self) -> Option<PlanStep> {
+        self.step
     }
 
     /// The hint to give when every owner passed (the usual one sends the user to them).

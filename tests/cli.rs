@@ -118,6 +118,11 @@ fn demo_json_is_only_json_and_matches_the_schema() {
     assert!(o.stderr.is_empty(), "stderr: {}", stderr(&o));
     let report: serde_json::Value =
         serde_json::from_str(&stdout(&o)).expect("stdout is one JSON document");
+    assert_matches_the_schema(&report);
+    assert_eq!(report["mode"], "demo");
+}
+
+fn assert_matches_the_schema(report: &serde_json::Value) {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json"),
@@ -127,11 +132,10 @@ fn demo_json_is_only_json_and_matches_the_schema() {
     .expect("schema JSON");
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = validator
-        .iter_errors(&report)
+        .iter_errors(report)
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
-    assert_eq!(report["mode"], "demo");
 }
 
 #[test]
@@ -493,6 +497,68 @@ fn a_replayed_upgrade_bundle_runs_only_the_upgrade_checks_with_its_targets() {
     ]);
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     assert!(stdout(&o).contains("1.6.6"), "{}", stdout(&o));
+}
+
+/// The plan of an upgrade that must stop at 1.0.14: the charts go there, and a run from there
+/// plans the rest; the same plan in JSON (within the schema) and markdown.
+#[test]
+fn an_upgrade_prints_its_plan_in_order_in_every_format() {
+    let bundle = fixture("upgrade-from-1-0-2-skips-migration");
+    let o = karpdoctor(&["--replay", &bundle, "-o", "json"]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_matches_the_schema(&report);
+    let plan = &report["plan"];
+    assert_eq!(plan["from"], "1.0.2");
+    assert_eq!(plan["to"], "1.2.0");
+    let steps: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["path", "crds", "controller", "next"]);
+    assert_eq!(plan["steps"][0]["required"], true);
+    assert!(
+        plan["steps"][1]["commands"][0].as_str().unwrap().contains(
+            "karpenter-crd oci://public.ecr.aws/karpenter/karpenter-crd --version 1.0.14"
+        ),
+        "{plan}"
+    );
+    let text = stdout(&karpdoctor(&["--replay", &bundle]));
+    let at = text
+        .find("Upgrade plan: Karpenter 1.0.2 → 1.2.0")
+        .expect(&text);
+    assert!(
+        text[at..].contains("4. Then plan the rest of the way"),
+        "{text}"
+    );
+    assert!(
+        text[at..].contains("$ karpdoctor upgrade --to 1.2.0"),
+        "{text}"
+    );
+    let md = stdout(&karpdoctor(&["--replay", &bundle, "-o", "markdown"]));
+    assert!(
+        md.contains("### Upgrade plan: Karpenter 1.0.2 → 1.2.0"),
+        "{md}"
+    );
+    // A normal run has no plan.
+    let o = karpdoctor(&["--replay", &fixture("healthy"), "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(report.get("plan").is_none());
+}
+
+#[test]
+fn upgrade_refuses_a_target_older_than_the_installed_release() {
+    let o = karpdoctor(&[
+        "upgrade",
+        "--replay",
+        &fixture("upgrade-from-1-0-2-skips-migration"),
+        "--to",
+        "0.37.8",
+    ]);
+    assert_one_line_failure(&o, "older than the installed Karpenter 1.0.2");
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

@@ -22,6 +22,7 @@ use crate::facts::{ApiOp, ApiService, FactKind};
 use crate::finding::Category;
 use crate::guard::ApiLog;
 use crate::history_store::HistoryStore;
+use crate::iam::reference::Version;
 use crate::report::{CheckTime, CriticalPathStat, FactStat, Report, Stats};
 use crate::target::{Hints, Target};
 
@@ -62,6 +63,19 @@ pub async fn execute(
     let (target, notes, denied) =
         resolve(&ctx, opened.live.as_deref(), checks, args, deadline).await?;
     ctx.set_target(target.clone());
+    // `upgrade --to` judges upgrades: a rollback has rules of its own (the v1 migration guide's
+    // rollback section), none of which these checks know.
+    if let (Some(to), Some(now)) = (
+        target.upgrade_to.as_deref().and_then(Version::parse),
+        target.karpenter_version.as_deref().and_then(Version::parse),
+    ) && to < now
+    {
+        return Err(Error::Usage {
+            message: format!(
+                "--to {to} is older than the installed Karpenter {now}: karpdoctor upgrade judges upgrades, not rollbacks"
+            ),
+        });
+    }
     // Where EKS Auto Mode runs compute, whether the checks of a self-managed install apply
     // (docs/auto-mode.md §9): not where it is the only Karpenter, unknown where the controller
     // Deployments could not be read. Each such check's outcome then rests on the facts that

@@ -94,6 +94,44 @@ pub fn render(report: &Report) -> String {
         );
     }
 
+    if let Some(plan) = &report.plan {
+        let _ = writeln!(out, "\n### Upgrade plan: {}\n", md(&plan.moves()));
+        if plan.steps.is_empty() {
+            let _ = writeln!(out, "Nothing to do.");
+        }
+        for (i, step) in plan.steps.iter().enumerate() {
+            let _ = write!(out, "{}. **{}**", i + 1, md(&step.title));
+            if !step.findings.is_empty() {
+                let _ = write!(
+                    out,
+                    " ({}{})",
+                    if step.required { "required: " } else { "" },
+                    step.findings
+                        .iter()
+                        .map(|f| md(f))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+            }
+            out.push('\n');
+            for action in &step.actions {
+                let _ = writeln!(out, "   - {}", md(action));
+            }
+            if !step.commands.is_empty() {
+                let _ = writeln!(out, "\n   ```sh");
+                for cmd in &step.commands {
+                    for line in for_terminal(cmd).lines() {
+                        let _ = writeln!(out, "   {}", line.replace("```", "'''"));
+                    }
+                }
+                let _ = writeln!(out, "   ```\n");
+            }
+        }
+        for u in &plan.unjudged {
+            let _ = writeln!(out, "- not judged: {}", md(u));
+        }
+    }
+
     let failing: Vec<_> = report
         .checks
         .iter()

@@ -17,6 +17,7 @@ use crate::engine::{Outcome, Status};
 use crate::finding::{Category, Finding, Severity, doc_url};
 use crate::history::{Annotations, Resolved};
 use crate::target::Target;
+use crate::upgrade::plan::{self, Judged, Plan};
 
 /// Version of the JSON report schema; bumped only for incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -41,6 +42,9 @@ pub struct Report {
     /// With `--history`: findings of the previous run that are gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Vec<Resolved>>,
+    /// `karpdoctor upgrade`: the steps to take, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +182,21 @@ impl Report {
             .collect();
         link_causes(&mut checks);
         let summary = Summary::of(&checks);
+        let judged: Vec<Judged> = checks
+            .iter()
+            .filter(|c| c.category == Category::Upgrade)
+            .map(|c| Judged {
+                code: &c.code,
+                unknown: (c.status == Status::Unknown)
+                    .then(|| c.reason.as_deref().unwrap_or("unknown error")),
+                findings: &c.findings,
+            })
+            .collect();
+        let plan = if judged.is_empty() {
+            None
+        } else {
+            plan::build(&target, &judged)
+        };
         Report {
             schema_version: SCHEMA_VERSION,
             karpdoctor_version: crate::VERSION.to_string(),
@@ -191,6 +210,7 @@ impl Report {
             errors: Vec::new(),
             stats: None,
             resolved: None,
+            plan,
         }
     }
 

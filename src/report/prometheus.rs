@@ -293,6 +293,7 @@ mod tests {
             errors: Vec::new(),
             stats: None,
             resolved: None,
+            plan: None,
         }
     }
 

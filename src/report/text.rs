@@ -12,6 +12,7 @@ use crate::engine::Status;
 use crate::finding::{Category, HistoryState, Severity};
 use crate::sanitize::{for_terminal, one_line};
 use crate::target::{AUTO_MODE_MIXED, AUTO_MODE_ONLY};
+use crate::upgrade::plan::Plan;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TextOptions {
@@ -124,6 +125,10 @@ pub fn render(report: &Report, opts: TextOptions) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+    }
+
+    if let Some(plan) = &report.plan {
+        plan_section(&mut out, plan, &paint);
     }
 
     if let Some(resolved) = report.resolved.as_ref().filter(|r| !r.is_empty()) {
@@ -349,6 +354,50 @@ fn check_line(
         for note in &check.notes {
             let _ = writeln!(out, "      {}", paint.dim(&format!("· {}", one_line(note))));
         }
+    }
+}
+
+/// `karpdoctor upgrade`: the steps in order, each with what stands in its way and its
+/// commands.
+fn plan_section(out: &mut String, plan: &Plan, paint: &Paint) {
+    let _ = writeln!(
+        out,
+        "\n{}",
+        paint.bold(&format!("Upgrade plan: {}", plan.moves()))
+    );
+    if plan.steps.is_empty() {
+        let _ = writeln!(out, "  nothing to do");
+    }
+    for (i, step) in plan.steps.iter().enumerate() {
+        let why = if step.findings.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  ({}{})",
+                if step.required { "required: " } else { "" },
+                step.findings
+                    .iter()
+                    .map(|f| one_line(f))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  {}. {}{}",
+            i + 1,
+            one_line(&step.title),
+            paint.dim(&why)
+        );
+        for action in &step.actions {
+            let _ = writeln!(out, "     {}", one_line(action));
+        }
+        for cmd in &step.commands {
+            let _ = writeln!(out, "     $ {}", for_terminal(cmd));
+        }
+    }
+    for u in &plan.unjudged {
+        let _ = writeln!(out, "  not judged: {}", one_line(u));
     }
 }
 

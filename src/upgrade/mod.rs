@@ -2,4 +2,5 @@
 //! (`--kubernetes`) changes, from each release's own sources (docs/upgrade.md): pure judgement
 //! over the release data and the install's facts.
 
+pub mod plan;
 pub mod releases;

@@ -17,11 +17,20 @@ struct Data {
     releases: Vec<String>,
     kubernetes: Vec<KubeRange>,
     crds: Vec<CrdState>,
+    crd_chart_conversion: Vec<ChartConversion>,
     hops: Vec<Hop>,
     avoid: Vec<Avoid>,
     env: Vec<Named>,
     controller_env: Vec<Named>,
     feature_gates: Vec<Gate>,
+}
+
+/// How the karpenter-crd chart of a range of releases renders a CRD's conversion.
+#[derive(Clone, Debug, Deserialize)]
+struct ChartConversion {
+    conversion: String,
+    #[serde(flatten)]
+    span: Span,
 }
 
 /// An environment variable the chart sets, or the controller reads, over a range of releases.
@@ -125,6 +134,7 @@ fn data() -> &'static Data {
             releases: Vec::new(),
             kubernetes: Vec::new(),
             crds: Vec::new(),
+            crd_chart_conversion: Vec::new(),
             hops: Vec::new(),
             avoid: Vec::new(),
             env: Vec::new(),
@@ -234,6 +244,15 @@ pub fn served(crd: &str, v: Version) -> Option<Vec<String>> {
         .map(|c| c.served.clone())
 }
 
+/// Whether release `v`'s karpenter-crd chart renders a conversion webhook: its `webhook.*`
+/// values must then name the controller's Service (0.37.1–1.0.14).
+pub fn crd_chart_webhook(v: Version) -> bool {
+    data()
+        .crd_chart_conversion
+        .iter()
+        .any(|c| c.conversion == "Webhook" && c.span.holds(v))
+}
+
 /// The hops an upgrade from `from` to `to` passes through.
 pub fn hops(from: Version, to: Version) -> Vec<&'static Hop> {
     data()
@@ -259,6 +278,19 @@ pub fn avoid(v: Version) -> Option<&'static Avoid> {
         .avoid
         .iter()
         .find(|a| Version::parse(&a.version) == Some(v))
+}
+
+/// The first release after `v` in the same minor that is not to be avoided: what to take
+/// instead of an avoided release.
+pub fn next_good(v: Version) -> Option<Version> {
+    let mut later: Vec<Version> = data()
+        .releases
+        .iter()
+        .filter_map(|r| Version::parse(r))
+        .filter(|r| *r > v && r.0 == v.0 && r.1 == v.1 && avoid(*r).is_none())
+        .collect();
+    later.sort();
+    later.first().copied()
 }
 
 /// Whether release `v` sets (its chart) or reads (its controller) the environment variable.
@@ -333,6 +365,17 @@ mod tests {
                 .contains(&"v1beta1".to_string())
         );
         assert!(avoid(v("1.8.4")).is_some() && avoid(v("1.8.5")).is_none());
+        // In place of an avoided release, the next patch that is not avoided.
+        assert_eq!(next_good(v("1.8.0")), Some(v("1.8.1")));
+        assert_eq!(next_good(v("1.8.4")), Some(v("1.8.5")));
+    }
+
+    #[test]
+    fn the_crd_chart_has_a_conversion_webhook_only_from_0_37_1_to_1_0() {
+        assert!(!crd_chart_webhook(v("0.37.0")));
+        assert!(crd_chart_webhook(v("0.37.1")));
+        assert!(crd_chart_webhook(v("1.0.14")));
+        assert!(!crd_chart_webhook(v("1.1.0")));
     }
 
     #[test]

@@ -91,7 +91,8 @@ async fn upgrade_crds_blocked(cx: &CheckCx) -> CheckResult {
                 "run karpdoctor upgrade --to {via} first, and --to {} once it is done",
                 t.to
             ))
-            .fix(format!("karpdoctor upgrade --to {via}")),
+            .fix(format!("karpdoctor upgrade --to {via}"))
+            .in_step(PlanStep::Path),
         );
     }
     // Stale stored versions on a release that has the migration controllers: only the wait
@@ -120,7 +121,8 @@ async fn upgrade_crds_blocked(cx: &CheckCx) -> CheckResult {
             .fix(format!(
                 "kubectl get crd {} -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions",
                 names.join(" ")
-            )),
+            ))
+            .in_step(PlanStep::StoredVersions),
         );
     }
     Ok(findings)

@@ -40,7 +40,8 @@ async fn upgrade_kubernetes_incompatible(cx: &CheckCx) -> CheckResult {
                     t.minor_to, t.minor_now
                 ),
             )
-            .hint("give a minor at or above the cluster's"),
+            .hint("give a minor at or above the cluster's")
+            .in_step(PlanStep::ControlPlane),
         );
         return Ok(findings);
     }
@@ -59,7 +60,8 @@ async fn upgrade_kubernetes_incompatible(cx: &CheckCx) -> CheckResult {
                 ),
             )
             .evidence("steps", steps)
-            .hint("upgrade one minor at a time, running these checks before each step"),
+            .hint("upgrade one minor at a time, running these checks before each step")
+            .in_step(PlanStep::ControlPlane),
         );
     }
     // The release must run on the cluster now (after `--to`) and on the target minor.
@@ -122,7 +124,7 @@ fn release_rejects(t: &Targets, v: Version, minor: Minor, when: &str) -> Option<
             releases::newest().map(|v| v.to_string()).unwrap_or_default()
         )),
     };
-    Some(f)
+    Some(f.in_step(PlanStep::Path))
 }
 
 /// What a release does on a minor outside its range, from its code.
@@ -163,6 +165,7 @@ fn al2_without_images(nc: &Ec2NodeClass, t: &Targets) -> Option<Finding> {
             "move the class to AL2023 (alias al2023@latest, and user data in nodeadm's format) or Bottlerocket while the cluster is still on {}, then upgrade",
             t.minor_now
         ))
-        .fix(format!("kubectl edit ec2nodeclass {}", nc.name())),
+        .fix(format!("kubectl edit ec2nodeclass {}", nc.name()))
+        .in_step(PlanStep::Nodes),
     )
 }

@@ -79,7 +79,7 @@ async fn upgrade_permissions_missing(cx: &CheckCx) -> CheckResult {
         if let Some(fix) = put_statement(&g, &statement) {
             f = f.fix(fix);
         }
-        findings.push(f);
+        findings.push(f.in_step(PlanStep::Iam));
     }
     Ok(findings)
 }

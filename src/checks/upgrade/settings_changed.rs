@@ -43,8 +43,15 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
             } else {
                 Severity::Error
             })
-            .hint("pick the next patch release instead")
-            .fix(format!("karpdoctor upgrade --to <a later {}.{} patch>", t.to.0, t.to.1)),
+            .hint(match releases::next_good(t.to) {
+                Some(v) => format!("take {v} instead"),
+                None => "take another release instead".to_string(),
+            })
+            .fix(match releases::next_good(t.to) {
+                Some(v) => format!("karpdoctor upgrade --to {v}"),
+                None => format!("karpdoctor upgrade --to <another {}.{} patch>", t.to.0, t.to.1),
+            })
+            .in_step(PlanStep::Path),
         );
     }
     if t.to <= from {
@@ -77,7 +84,8 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
                 .evidence("env", name.clone())
                 .evidence("from", from.to_string())
                 .evidence("to", t.to.to_string())
-                .hint("remove it from the Helm values (or the Deployment) with the upgrade, and set what replaces it"),
+                .hint("remove it from the Helm values (or the Deployment) with the upgrade, and set what replaces it")
+                .in_step(PlanStep::Controller),
             );
         }
     }
@@ -101,7 +109,8 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
                     format!("sets the feature gate {gate}, which Karpenter {} no longer has: {what}", t.to),
                 )
                 .evidence("featureGates", gates.iter().map(|(g, v)| format!("{g}={v}")).collect::<Vec<_>>())
-                .hint("drop the gate from settings.featureGates; where it turned something off, use what the release offers instead (for drift: disruption budgets with reasons [Drifted])"),
+                .hint("drop the gate from settings.featureGates; where it turned something off, use what the release offers instead (for drift: disruption budgets with reasons [Drifted])")
+                .in_step(PlanStep::Controller),
             );
         }
     }
@@ -135,7 +144,8 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
                     "set settings.featureGates.{}{} in the Helm values to keep today's behaviour, or accept the new default",
                     gate[..1].to_ascii_lowercase(),
                     &gate[1..]
-                )),
+                ))
+                .in_step(PlanStep::Controller),
             );
         }
     }

@@ -1,0 +1,460 @@
+//! The upgrade plan of `karpdoctor upgrade`: the steps in the order to take them
+//! (docs/upgrade.md §4), each with what the checks found in its way and the commands that do
+//! it. Pure: built from the resolved target and the upgrade checks' findings, each of which
+//! names its step ([`PlanStep`]); the steps every upgrade takes (the CRD chart, the
+//! controller, the control plane one minor at a time) come from the targets alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::finding::{Finding, PlanStep, Severity};
+use crate::iam::reference::Version;
+use crate::target::Target;
+use crate::upgrade::releases::{self, Minor};
+
+/// The plan, in the order to apply it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    /// The installed Karpenter release and the one to go to (absent: not upgraded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The cluster's Kubernetes minor and the one to go to (absent: not upgraded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_to: Option<String>,
+    pub steps: Vec<Step>,
+    /// Upgrade checks that could not judge: the plan cannot say what their part needs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<String>,
+}
+
+impl Plan {
+    /// What the plan moves: "Karpenter 1.0.2 → 1.1.0, Kubernetes 1.30 → 1.31".
+    pub fn moves(&self) -> String {
+        let mut parts = Vec::new();
+        if let (Some(a), Some(b)) = (&self.from, &self.to) {
+            parts.push(format!("Karpenter {a} → {b}"));
+        }
+        if let (Some(a), Some(b)) = (&self.kubernetes_from, &self.kubernetes_to) {
+            parts.push(format!("Kubernetes {a} → {b}"));
+        }
+        if parts.is_empty() {
+            "nothing to move".to_string()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// One step of the plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    pub step: PlanStep,
+    pub title: String,
+    /// Whether an error finding stands behind the step: without it the upgrade fails.
+    pub required: bool,
+    /// What to do, one line each: the findings' hints first, then the step's own.
+    pub actions: Vec<String>,
+    /// Commands, in order.
+    pub commands: Vec<String>,
+    /// The findings the step resolves, as `CODE object`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
+}
+
+/// An upgrade check as the plan sees it.
+pub struct Judged<'a> {
+    pub code: &'a str,
+    /// Why the check could not judge, when it could not.
+    pub unknown: Option<&'a str>,
+    pub findings: &'a [Finding],
+}
+
+/// The Helm release and chart names the install guides use; karpdoctor sees the controller
+/// Deployment, not the Helm release, and the guides name both `karpenter`.
+const CHART: &str = "oci://public.ecr.aws/karpenter/karpenter";
+const CRD_CHART: &str = "oci://public.ecr.aws/karpenter/karpenter-crd";
+
+/// The plan for the run's targets; `None` when the run asked for no upgrade.
+pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
+    let from = target.karpenter_version.as_deref().and_then(Version::parse);
+    let to = target.upgrade_to.as_deref().and_then(Version::parse);
+    let minor_now = target.kubernetes_version.as_deref().and_then(Minor::parse);
+    let minor_to = target.upgrade_kubernetes.as_deref().and_then(Minor::parse);
+    if to.is_none() && minor_to.is_none() {
+        return None;
+    }
+    let namespace = target.karpenter_namespace.as_deref().unwrap_or("karpenter");
+    // Karpenter moves only forward, and only from a release karpdoctor can read.
+    let karpenter = match (from, to) {
+        (Some(f), Some(t)) if t > f => Some((f, t)),
+        _ => None,
+    };
+    let control_plane = match (minor_now, minor_to) {
+        (Some(a), Some(b)) if b > a => Some((a, b)),
+        _ => None,
+    };
+
+    let mut steps: Vec<Step> = Vec::new();
+    let tagged = |step: PlanStep, title: String| {
+        let mut s = Step {
+            step,
+            title,
+            required: false,
+            actions: Vec::new(),
+            commands: Vec::new(),
+            findings: Vec::new(),
+        };
+        for j in judged {
+            for f in j.findings.iter().filter(|f| f.step() == Some(step)) {
+                s.required |= f.severity == Severity::Error;
+                s.findings.push(format!("{} {}", f.code, f.object));
+                push_new(&mut s.actions, &f.hint);
+                for c in &f.remediation.commands {
+                    push_new(&mut s.commands, c);
+                }
+            }
+        }
+        s
+    };
+    let path = tagged(PlanStep::Path, "Choose the path".to_string());
+    let nodes = tagged(
+        PlanStep::Nodes,
+        "Move the nodes whose AMIs the target cannot run".to_string(),
+    );
+    let iam = tagged(
+        PlanStep::Iam,
+        format!(
+            "Give the controller role what Karpenter {} needs",
+            to.map_or_else(|| "the target".to_string(), |t| t.to_string())
+        ),
+    );
+    let stored = tagged(
+        PlanStep::StoredVersions,
+        "Finish moving the stored objects to v1".to_string(),
+    );
+    let mut crds = tagged(PlanStep::Crds, String::new());
+    let mut controller = tagged(PlanStep::Controller, String::new());
+    let mut plane = tagged(PlanStep::ControlPlane, String::new());
+
+    for s in [path, nodes, iam, stored] {
+        if !s.findings.is_empty() {
+            steps.push(s);
+        }
+    }
+    // Where this plan's charts go: not past a release the upgrade must stop at (the stored
+    // versions' hop), and not to a release not to run (the next good patch instead). The
+    // rest of the way is planned by a run at that release.
+    let mut rest: Option<String> = None;
+    let requested = karpenter;
+    let karpenter = karpenter.map(|(f, t)| {
+        let hop = releases::hops(f, t)
+            .into_iter()
+            .filter(|h| h.required)
+            .filter_map(releases::via_target)
+            .min();
+        if let Some(via) = hop {
+            rest = Some(match minor_to {
+                Some(k) => format!("karpdoctor upgrade --to {t} --kubernetes {k}"),
+                None => format!("karpdoctor upgrade --to {t}"),
+            });
+            return (f, via);
+        }
+        match releases::next_good(t).filter(|_| releases::avoid(t).is_some()) {
+            Some(instead) => (f, instead),
+            None => (f, t),
+        }
+    });
+    let control_plane = control_plane.filter(|_| rest.is_none());
+    let mut karpenter_steps = Vec::new();
+    if let Some((_, t)) = karpenter {
+        crds.title = format!("Upgrade the CRDs to {t}");
+        crds.actions.push(
+            "Helm installs the karpenter chart's CRDs once and never upgrades them: upgrade them with the karpenter-crd chart (or apply the release's CRDs with kubectl if that is how they were installed)".to_string(),
+        );
+        let mut cmd = format!(
+            "helm upgrade --install karpenter-crd {CRD_CHART} --version {t} --namespace {namespace}"
+        );
+        if releases::crd_chart_webhook(t) {
+            // The conversion webhook of 0.37.1–1.0.x must name the controller's Service.
+            cmd.push_str(&format!(
+                " --set webhook.enabled=true --set webhook.serviceName=karpenter --set webhook.serviceNamespace={namespace} --set webhook.port=8443"
+            ));
+        }
+        crds.commands.insert(0, cmd);
+        karpenter_steps.push(crds);
+
+        controller.title = format!("Upgrade the controller to {t}");
+        controller.actions.push(
+            "reuse your values on the new chart's defaults (--reset-then-reuse-values, Helm 3.14 or later; or pass your values file with -f): a bare --reuse-values keeps the old chart's values and leaves out what the new chart needs".to_string(),
+        );
+        controller.commands.insert(
+            0,
+            format!(
+                "helm upgrade karpenter {CHART} --version {t} --namespace {namespace} --reset-then-reuse-values"
+            ),
+        );
+        controller
+            .actions
+            .push(format!("then run karpdoctor to check the install at {t}"));
+        controller.commands.push("karpdoctor".to_string());
+        karpenter_steps.push(controller);
+    }
+    if let Some(command) = rest {
+        karpenter_steps.push(Step {
+            step: PlanStep::Next,
+            title: "Then plan the rest of the way".to_string(),
+            required: false,
+            actions: vec![
+                "once every Karpenter CRD's status.storedVersions is [v1], judge the rest of the upgrade from there".to_string(),
+            ],
+            commands: vec![
+                "kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions".to_string(),
+                command,
+            ],
+            findings: Vec::new(),
+        });
+    }
+    let mut plane_steps = Vec::new();
+    if let Some((now, goal)) = control_plane {
+        plane.title = format!("Upgrade the control plane to {goal}, one minor at a time");
+        let cluster = target.cluster.as_deref().unwrap_or("<cluster>");
+        let region = target
+            .region
+            .as_deref()
+            .map(|r| format!(" --region {r}"))
+            .unwrap_or_default();
+        for m in now.0 + 1..=goal.0 {
+            let minor = Minor(m);
+            if m > now.0 + 1 {
+                plane
+                    .commands
+                    .push(format!("karpdoctor upgrade --kubernetes {minor}"));
+            }
+            plane.commands.push(format!(
+                "aws eks update-cluster-version --name {cluster}{region} --kubernetes-version {minor}"
+            ));
+            plane.commands.push(format!(
+                "aws eks wait cluster-active --name {cluster}{region}"
+            ));
+        }
+        plane.actions.push(
+            "after each minor, nodes whose EC2NodeClass selects its AMIs by alias drift to that minor's AMIs and are replaced; nodes on AMIs chosen by id, name or tag keep the old kubelet until those AMIs are changed".to_string(),
+        );
+        plane_steps.push(plane);
+    }
+    // Karpenter first, then the control plane (the release must accept both minors), unless
+    // only the other order works: the target release refuses today's minor while the
+    // installed one accepts the next.
+    let target_refuses_now = match (karpenter, minor_now) {
+        (Some((_, t)), Some(now)) => releases::kubernetes(t).is_some_and(|k| !k.accepts(now)),
+        _ => false,
+    };
+    let installed_accepts_next = match (karpenter, control_plane) {
+        (Some((f, _)), Some((now, _))) => {
+            releases::kubernetes(f).is_some_and(|k| k.accepts(Minor(now.0 + 1)))
+        }
+        _ => false,
+    };
+    if target_refuses_now && installed_accepts_next {
+        steps.extend(plane_steps);
+        steps.extend(karpenter_steps);
+    } else {
+        steps.extend(karpenter_steps);
+        steps.extend(plane_steps);
+    }
+
+    let unjudged = judged
+        .iter()
+        .filter_map(|j| j.unknown.map(|why| format!("{}: {why}", j.code)))
+        .collect();
+    Some(Plan {
+        from: requested.map(|(f, _)| f.to_string()),
+        to: requested.map(|(_, t)| t.to_string()),
+        kubernetes_from: control_plane.map(|(a, _)| a.to_string()),
+        kubernetes_to: control_plane.map(|(_, b)| b.to_string()),
+        steps,
+        unjudged,
+    })
+}
+
+fn push_new(list: &mut Vec<String>, item: &str) {
+    if !item.is_empty() && !list.iter().any(|x| x == item) {
+        list.push(item.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(from: &str, to: Option<&str>, k_now: &str, k_to: Option<&str>) -> Target {
+        Target {
+            cluster: Some("prod".to_string()),
+            region: Some("eu-west-1".to_string()),
+            karpenter_namespace: Some("kube-system".to_string()),
+            karpenter_version: Some(from.to_string()),
+            kubernetes_version: Some(k_now.to_string()),
+            upgrade_to: to.map(str::to_string),
+            upgrade_kubernetes: k_to.map(str::to_string),
+            ..Target::default()
+        }
+    }
+
+    fn finding(code: &str, severity: Severity, step: PlanStep, fix: &str) -> Finding {
+        Finding::new(
+            "Role/KarpenterController",
+            "needs ec2:DescribeInstanceStatus",
+        )
+        .severity(severity)
+        .hint("apply the policy")
+        .fix(fix)
+        .in_step(step)
+        .finish(code, Severity::Error)
+    }
+
+    fn order(plan: &Plan) -> Vec<PlanStep> {
+        plan.steps.iter().map(|s| s.step).collect()
+    }
+
+    #[test]
+    fn no_targets_no_plan() {
+        assert_eq!(build(&target("1.9.0", None, "1.33", None), &[]), None);
+    }
+
+    #[test]
+    fn findings_go_before_the_charts_and_the_charts_before_the_control_plane() {
+        let iam = [finding(
+            "KD1101",
+            Severity::Warning,
+            PlanStep::Iam,
+            "aws iam put-role-policy …",
+        )];
+        let t = target("1.5.0", Some("1.7.0"), "1.32", Some("1.34"));
+        let plan = build(
+            &t,
+            &[Judged {
+                code: "KD1101",
+                unknown: None,
+                findings: &iam,
+            }],
+        )
+        .unwrap();
+        assert_eq!(
+            order(&plan),
+            [
+                PlanStep::Iam,
+                PlanStep::Crds,
+                PlanStep::Controller,
+                PlanStep::ControlPlane
+            ]
+        );
+        // A warning does not make its step required.
+        assert!(!plan.steps[0].required);
+        assert_eq!(plan.steps[0].findings, ["KD1101 Role/KarpenterController"]);
+        let crds = &plan.steps[1].commands[0];
+        assert!(crds.contains("karpenter-crd") && crds.contains("--version 1.7.0"));
+        assert!(!crds.contains("webhook"), "1.7's CRDs convert nothing");
+        assert!(plan.steps[2].commands[0].contains("--reset-then-reuse-values"));
+        // Two minors: two updates, the second after a fresh check.
+        let plane = &plan.steps[3].commands;
+        assert_eq!(
+            plane
+                .iter()
+                .filter(|c| c.starts_with("aws eks update-cluster-version"))
+                .count(),
+            2
+        );
+        assert!(plane.contains(&"karpdoctor upgrade --kubernetes 1.34".to_string()));
+        assert!(plane[0].contains("--name prod --region eu-west-1 --kubernetes-version 1.33"));
+    }
+
+    #[test]
+    fn a_1_0_target_names_the_conversion_webhooks_service() {
+        let plan = build(&target("0.37.7", Some("1.0.14"), "1.30", None), &[]).unwrap();
+        let crds = &plan.steps[0].commands[0];
+        assert!(
+            crds.contains("webhook.serviceNamespace=kube-system"),
+            "{crds}"
+        );
+    }
+
+    #[test]
+    fn the_control_plane_goes_first_when_only_that_order_works() {
+        // 1.5.0 accepts 1.26 to 1.33, 1.4.0 accepts 1.25 to 1.32: on 1.25, 1.5.0 cannot run
+        // until the cluster is on 1.26, which 1.4.0 accepts.
+        let plan = build(&target("1.4.0", Some("1.5.0"), "1.25", Some("1.26")), &[]).unwrap();
+        assert_eq!(
+            order(&plan),
+            [PlanStep::ControlPlane, PlanStep::Crds, PlanStep::Controller]
+        );
+        // The usual case: Karpenter first.
+        let plan = build(&target("1.5.0", Some("1.7.0"), "1.32", Some("1.33")), &[]).unwrap();
+        assert_eq!(
+            order(&plan),
+            [PlanStep::Crds, PlanStep::Controller, PlanStep::ControlPlane]
+        );
+    }
+
+    #[test]
+    fn a_required_hop_stops_the_charts_there_and_plans_the_rest_from_it() {
+        let plan = build(&target("1.0.2", Some("1.2.0"), "1.30", Some("1.31")), &[]).unwrap();
+        assert_eq!(plan.to.as_deref(), Some("1.2.0"));
+        assert_eq!(
+            order(&plan),
+            [PlanStep::Crds, PlanStep::Controller, PlanStep::Next]
+        );
+        assert!(plan.steps[0].commands[0].contains("--version 1.0.14"));
+        assert!(plan.steps[1].commands[0].contains("--version 1.0.14"));
+        assert_eq!(
+            plan.steps[2].commands.last().map(String::as_str),
+            Some("karpdoctor upgrade --to 1.2.0 --kubernetes 1.31")
+        );
+    }
+
+    #[test]
+    fn a_release_to_avoid_is_replaced_by_the_next_good_patch() {
+        let plan = build(&target("1.7.1", Some("1.8.0"), "1.33", None), &[]).unwrap();
+        assert!(plan.steps[0].commands[0].contains("--version 1.8.1"));
+        // The guide says not to upgrade to 1.8.4: the plan goes to 1.8.5.
+        let plan = build(&target("1.7.1", Some("1.8.4"), "1.33", None), &[]).unwrap();
+        assert!(plan.steps[0].commands[0].contains("--version 1.8.5"));
+    }
+
+    #[test]
+    fn an_error_makes_its_step_required_and_unjudged_checks_are_named() {
+        let path = [finding(
+            "KD1102",
+            Severity::Error,
+            PlanStep::Path,
+            "karpdoctor upgrade --to 1.0.14",
+        )];
+        let plan = build(
+            &target("1.0.2", Some("1.1.0"), "1.30", None),
+            &[
+                Judged {
+                    code: "KD1102",
+                    unknown: None,
+                    findings: &path,
+                },
+                Judged {
+                    code: "KD1101",
+                    unknown: Some("karpdoctor lacks iam:SimulatePrincipalPolicy"),
+                    findings: &[],
+                },
+            ],
+        )
+        .unwrap();
+        assert_eq!(plan.steps[0].step, PlanStep::Path);
+        assert!(plan.steps[0].required);
+        assert_eq!(plan.steps[0].commands, ["karpdoctor upgrade --to 1.0.14"]);
+        assert_eq!(
+            plan.unjudged,
+            ["KD1101: karpdoctor lacks iam:SimulatePrincipalPolicy"]
+        );
+    }
+}
