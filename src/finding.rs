@@ -159,6 +159,8 @@ pub enum PlanStep {
     Nodes,
     /// The controller role's permissions.
     Iam,
+    /// Objects the target refuses or would run differently.
+    Objects,
     /// Objects stored in versions the target does not serve.
     StoredVersions,
     /// The CRD chart.

@@ -124,3 +124,70 @@ _b = bundle(
     "Karpenter 1.8.1 asked about an upgrade to 1.8.4, which the upgrade guide says not to upgrade to: a regression may keep pods with some topologySpreadConstraints from being scheduled (kubernetes-sigs/karpenter#2785).",
     dep=[_release("1.8.1")])
 write("upgrade-to-a-release-to-skip", _upgrade(_b, to="1.8.4"), ["KD1104"], exit_code=0, roots=[])
+
+# Objects the target refuses or runs differently (docs/upgrade.md §3.2 rules e, f, g, l). Each
+# install below has finished the v1 migration (CRDs store only v1), so only the objects stand
+# in the way.
+_migrated = {n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1",)) for n, g, k, p in CRDS}
+_KUBELET = "compatibility.karpenter.sh/v1beta1-kubelet-conversion"
+
+# The 1.1 upgrade notes: nodeClassRef.group and kind are strictly required, and from 1.1 the
+# controller manages only pools whose group and kind name its EC2NodeClass. A pool rendered by a
+# chart template whose group value was left unset keeps `group: ""`, which 1.0 accepts.
+_pool = nodepool("batch", ref={"group": "", "kind": "EC2NodeClass", "name": "default"})
+_b = bundle(
+    "Karpenter 1.0.14, migrated to v1, with a NodePool whose nodeClassRef.group is empty (rendered by a chart template whose group value was unset; 1.0 accepts it), asked about an upgrade to 1.2.0: the 1.1 upgrade notes make group and kind strictly required, and 1.1 and later manage only pools whose group and kind name their EC2NodeClass, so the pool would be ignored.",
+    dep=[_release("1.0.14")], crds=_migrated, nps=[_pool, nodepool()], overrides=[_minor(31, "7")])
+write("upgrade-nodeclassref-group-empty-to-1-2", _upgrade(_b, to="1.2.0"), ["KD1102"], roots=["KD1102"])
+
+# kubernetes-sigs/karpenter#1995 and aws/karpenter-provider-aws#6987: the NodePool still carries
+# the kubelet compatibility annotation 1.0's conversion wrote (its v1beta1 kubelet settings),
+# and the EC2NodeClass has no spec.kubelet. 1.1.0 to 1.5.x exit at start while any NodePool has
+# the annotation.
+_annotated = nodepool()
+_annotated["metadata"]["annotations"] = {_KUBELET: '{"maxPods":110}'}
+_b = bundle(
+    "Karpenter 1.0.14, migrated to v1, whose NodePool still carries compatibility.karpenter.sh/v1beta1-kubelet-conversion ({\"maxPods\":110}, written by 1.0's conversion) while the EC2NodeClass has no spec.kubelet, asked about an upgrade to 1.1.0: 1.1.0 to 1.5.x exit at start while any NodePool has the annotation (kubernetes-sigs/karpenter#1995, aws/karpenter-provider-aws#6987).",
+    dep=[_release("1.0.14")], crds=_migrated, nps=[_annotated], overrides=[_minor(31, "7")])
+write("upgrade-kubelet-annotation-to-1-1", _upgrade(_b, to="1.1.0"), ["KD1102"], roots=["KD1102"])
+
+# The same install asked about 1.6.6: from 1.6.0 nothing reads the annotation, so the controller
+# starts, and the pool's nodes lose maxPods 110 (a warning: it works, differently).
+_b = bundle(
+    "Karpenter 1.0.14, migrated to v1, whose NodePool still carries the kubelet compatibility annotation ({\"maxPods\":110}) while the EC2NodeClass has no spec.kubelet, asked about an upgrade to 1.6.6: 1.6.0 and later read nothing from the annotation, so nodes launched after the upgrade lose maxPods 110.",
+    dep=[_release("1.0.14")], crds=_migrated, nps=[_annotated], overrides=[_minor(31, "7")])
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.6.6"}}]
+write("upgrade-kubelet-annotation-ignored-at-1-6", _upgrade(_b, to="1.6.6"), ["KD1102"], exit_code=0, roots=[])
+
+# Healthy: the migration done as the guide says. Group and kind set on the pool and its claim,
+# and the kubelet settings copied to the EC2NodeClass (the annotation left behind holds the
+# same values), asked about 1.6.6.
+_class = nodeclass()
+_class["spec"]["kubelet"] = {"maxPods": 110}
+_b = bundle(
+    "Healthy: Karpenter 1.0.14, migrated to v1, its NodePool and NodeClaim naming group and kind, and the kubelet settings copied to the EC2NodeClass's spec.kubelet (the compatibility annotation left behind holds the same values), asked about an upgrade to 1.6.6.",
+    dep=[_release("1.0.14")], crds=_migrated, nps=[_annotated], ncs=[_class],
+    overrides=[_minor(31, "7"), fact("nodeClaims", [claim("default-x7k2p")])])
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.6.6"}}]
+write("healthy-upgrade-1-0-migrated-objects-to-1-6", _upgrade(_b, to="1.6.6"), [])
+
+# The v1 migration guide's "Ubuntu AMIFamily Removed": 1.0 no longer selects Ubuntu AMIs itself.
+# 0.37.7 serves the class at v1 through its conversion, which turns an Ubuntu class without
+# amiSelectorTerms into AL2 with a placeholder AMI, Ubuntu's root volume, and the annotation
+# marking it incompatible; 1.0 ignores it for launches.
+_ubuntu = nodeclass()
+_ubuntu["metadata"]["annotations"] = {"compatibility.karpenter.k8s.aws/v1beta1-ubuntu": "amiFamily,blockDeviceMappings,incompatible"}
+_ubuntu["spec"].update({"amiFamily": "AL2", "amiSelectorTerms": [{"id": "ami-placeholder"}],
+    "blockDeviceMappings": [{"deviceName": "/dev/sda1", "rootVolume": True, "ebs": {"encrypted": True, "volumeType": "gp3", "volumeSize": "20Gi"}}]})
+_b = bundle(
+    "Karpenter 0.37.7, its role already carrying the 1.0 policy, with an EC2NodeClass on amiFamily: Ubuntu and no amiSelectorTerms, asked about an upgrade to 1.0.8: 1.0 dropped the automatic AMI selection for Ubuntu, so the class has no AMIs to launch (the v1 migration guide's Ubuntu step).",
+    dep=[_release("0.37.7")], crds={n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1",)) for n, g, k, p in CRDS},
+    ncs=[_ubuntu], overrides=[_minor(30, "14")])
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+write("upgrade-0-37-ubuntu-family-to-1-0", _upgrade(_b, to="1.0.8"), ["KD1102"], roots=["KD1102"])

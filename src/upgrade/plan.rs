@@ -133,6 +133,10 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
             to.map_or_else(|| "the target".to_string(), |t| t.to_string())
         ),
     );
+    let objects = tagged(
+        PlanStep::Objects,
+        "Change the objects the target refuses or reads differently".to_string(),
+    );
     let stored = tagged(
         PlanStep::StoredVersions,
         "Finish moving the stored objects to v1".to_string(),
@@ -141,7 +145,7 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
     let mut controller = tagged(PlanStep::Controller, String::new());
     let mut plane = tagged(PlanStep::ControlPlane, String::new());
 
-    for s in [path, nodes, iam, stored] {
+    for s in [path, nodes, iam, objects, stored] {
         if !s.findings.is_empty() {
             steps.push(s);
         }
@@ -189,9 +193,17 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         karpenter_steps.push(crds);
 
         controller.title = format!("Upgrade the controller to {t}");
-        controller.actions.push(
-            "reuse your values on the new chart's defaults (--reset-then-reuse-values, Helm 3.14 or later; or pass your values file with -f): a bare --reuse-values keeps the old chart's values and leaves out what the new chart needs".to_string(),
-        );
+        let gates = from.map_or_else(Vec::new, |f| releases::chart_gates_added(f, t));
+        controller.actions.push(if gates.is_empty() {
+            "reuse your values on the new chart's defaults (--reset-then-reuse-values, Helm 3.14 or later; or pass your values file with -f): a bare --reuse-values keeps the old chart's values and leaves out what the new chart needs".to_string()
+        } else {
+            // KSK#2575, KSK#3073: the new chart renders gates the reused values lack as empty.
+            format!(
+                "reuse your values on the new chart's defaults (--reset-then-reuse-values, Helm 3.14 or later; or pass your values file with -f): with a bare --reuse-values the chart at {t} renders {} empty and the controller refuses to start (\"invalid value of {}\")",
+                gates.iter().map(|g| format!("{g}=")).collect::<Vec<_>>().join(","),
+                gates[0]
+            )
+        });
         controller.commands.insert(
             0,
             format!(
@@ -360,6 +372,12 @@ mod tests {
         assert!(crds.contains("karpenter-crd") && crds.contains("--version 1.7.0"));
         assert!(!crds.contains("webhook"), "1.7's CRDs convert nothing");
         assert!(plan.steps[2].commands[0].contains("--reset-then-reuse-values"));
+        // 1.7 adds NodeOverlay to the chart: a bare --reuse-values renders it empty.
+        assert!(
+            plan.steps[2].actions[0].contains("NodeOverlay="),
+            "{:?}",
+            plan.steps[2]
+        );
         // Two minors: two updates, the second after a fresh check.
         let plane = &plan.steps[3].commands;
         assert_eq!(

@@ -48,6 +48,9 @@ struct Gate {
     #[serde(flatten)]
     span: Span,
     defaults: Vec<GateDefault>,
+    /// The values key the chart renders the gate from, over the releases that render it.
+    #[serde(default)]
+    chart: Vec<Span>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -244,6 +247,25 @@ pub fn served(crd: &str, v: Version) -> Option<Vec<String>> {
         .map(|c| c.served.clone())
 }
 
+/// The feature gates whose chart rendering starts after `from` and by `to`: values reused
+/// from `from`'s chart lack them, and the chart at `to` renders them empty (`NodeOverlay=`),
+/// which the controller refuses at start (docs/upgrade.md §2.3).
+pub fn chart_gates_added(from: Version, to: Version) -> Vec<String> {
+    data()
+        .feature_gates
+        .iter()
+        .filter(|g| {
+            g.chart.iter().any(|c| {
+                c.since
+                    .as_deref()
+                    .and_then(Version::parse)
+                    .is_some_and(|since| from < since && since <= to)
+            })
+        })
+        .map(|g| g.name.clone())
+        .collect()
+}
+
 /// Whether release `v`'s karpenter-crd chart renders a conversion webhook: its `webhook.*`
 /// values must then name the controller's Service (0.37.1–1.0.14).
 pub fn crd_chart_webhook(v: Version) -> bool {
@@ -388,5 +410,11 @@ mod tests {
         assert_eq!(gate_default("ReservedCapacity", v("1.6.0")), Some(true));
         assert_eq!(gate_default("Drift", v("1.0.0")), None);
         assert_eq!(gate_default("Drift", v("0.37.7")), Some(true));
+        // The chart renders StaticCapacity from 1.8.0, though the gate exists from 1.7.0.
+        assert_eq!(
+            chart_gates_added(v("1.6.0"), v("1.12.0")),
+            ["NodeOverlay", "StaticCapacity"]
+        );
+        assert!(chart_gates_added(v("1.8.1"), v("1.9.0")).is_empty());
     }
 }
