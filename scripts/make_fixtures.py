@@ -244,7 +244,7 @@ def alias_paths(alias, k8s, arches=("amd64","arm64")):
             for fl in ("","-nvidia"): out.append("/aws/service/bottlerocket/aws-k8s-%s%s/%s/%s/image_id"%(k8s,fl,arch,v))
     return out
 # Pinned AMI versions that exist, per Kubernetes minor (what the emulator publishes).
-PUBLISHED_PINS={"1.33":{"v20261101"}}
+PUBLISHED_PINS={"1.33":{"v20261101","v20261115"},"1.34":{"v20261115"}}
 def published(path):
     if "/recommended/" in path or "/latest/" in path: return True
     return any(v in path for k,vs in PUBLISHED_PINS.items() if "/%s/"%k in path for v in vs)

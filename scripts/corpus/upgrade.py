@@ -8,6 +8,11 @@ def _upgrade(b, to=None, kubernetes=None):
         b["hints"]["upgradeTo"] = to
     if kubernetes:
         b["hints"]["upgradeKubernetes"] = kubernetes
+    # KD1101 reads the managed policies the controller role attaches (the 1.9 policy split);
+    # the default role has only its inline policy.
+    key = {"iamAttachedRolePolicies": {"role": "KarpenterController-demo"}}
+    if not any(e["fact"] == key for e in b["facts"]):
+        b["facts"].append({"fact": key, "value": []})
     return b
 
 
@@ -191,3 +196,30 @@ _b["emulator"] = {**default_emulator(_b)}
 _b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
     {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
 write("upgrade-0-37-ubuntu-family-to-1-0", _upgrade(_b, to="1.0.8"), ["KD1102"], roots=["KD1102"])
+
+# The upgrade guide's 1.9 notes (aws/karpenter-provider-aws#7874): the getting-started stack's
+# controller policy is split into five. A role that attaches KarpenterControllerPolicy-demo by
+# name, as the getting-started guide's eksctl config does, keeps its permissions until the stack
+# is updated to 1.9.0's template, which replaces the policy. A warning: it breaks on that update.
+_ATTACHED = {"iamAttachedRolePolicies": {"role": "KarpenterController-demo"}}
+_b = bundle(
+    "Karpenter 1.8.1 whose controller role attaches KarpenterControllerPolicy-demo, the getting-started CloudFormation stack's single controller policy (as the guide's eksctl config attaches it), asked about an upgrade to 1.9.0: the stack's 1.9.0 template replaces that policy with five (the upgrade guide's 1.9 notes, aws/karpenter-provider-aws#7874), which the role does not attach, so updating the stack leaves the controller without its permissions.",
+    overrides=[fact(_ATTACHED, [{"policyName": "KarpenterControllerPolicy-demo", "policyArn": "arn:aws:iam::111122223333:policy/KarpenterControllerPolicy-demo"}])])
+_b["emulator"] = {"rolePolicies": [p for p in default_emulator(_b)["rolePolicies"] if p["role"] != "KarpenterController-demo"],
+    "managedPolicies": [{"name": "KarpenterControllerPolicy-demo", "reference": {"version": "1.8.1"}}]}
+write("upgrade-1-9-splits-the-stack-policy", _upgrade(_b, to="1.9.0"), ["KD1101"], exit_code=0, roots=[])
+
+# aws/karpenter-provider-aws#8564 before the control-plane upgrade: an EC2NodeClass pinned to
+# al2023@v20261101, published for 1.33 only, asked about --kubernetes 1.34. Karpenter resolves a
+# pinned alias through SSM parameters named for the minor, so on 1.34 the class resolves no AMI.
+def _pinned_bundle(desc, version):
+    nc = custom_nc({"amiSelectorTerms": [{"alias": "al2023@" + version}]})
+    names = sorted(alias_paths("al2023@" + version, "1.34"))
+    ssm = fact({"ssmParameters": {"names": names}}, {n: (ami_for(n) if published(n) else None) for n in names})
+    return _upgrade(bundle(desc, ncs=[nc], overrides=[ssm]), kubernetes="1.34")
+write("upgrade-pinned-alias-unpublished-for-1-34", _pinned_bundle(
+    "Karpenter 1.8.1 on Kubernetes 1.33, its EC2NodeClass pinned to alias al2023@v20261101 (published for 1.33 only), asked about --kubernetes 1.34: a pinned alias resolves through SSM parameters named for the minor, and that release has none for 1.34, so after the control-plane upgrade the class resolves no AMI and launches nothing (aws/karpenter-provider-aws#8564).",
+    "v20261101"), ["KD1103"], roots=["KD1103"])
+write("healthy-upgrade-pinned-alias-published-for-1-34", _pinned_bundle(
+    "Healthy: Karpenter 1.8.1 on Kubernetes 1.33, its EC2NodeClass pinned to alias al2023@v20261115, which is published for both 1.33 and 1.34, asked about --kubernetes 1.34.",
+    "v20261115"), [])

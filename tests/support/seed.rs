@@ -156,6 +156,20 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .await
             .unwrap();
     }
+    // Customer-managed policies the fixture's roles attach (its `iamAttachedRolePolicies` facts
+    // attach them below).
+    for p in emulator["managedPolicies"].as_array().into_iter().flatten() {
+        let document = match p.get("reference") {
+            Some(r) => reference_policy(r),
+            None => p["document"].clone(),
+        };
+        iam.create_policy()
+            .policy_name(p["name"].as_str().unwrap())
+            .policy_document(document.to_string())
+            .send()
+            .await
+            .unwrap();
+    }
     for service in emulator["serviceLinkedRoles"]
         .as_array()
         .into_iter()

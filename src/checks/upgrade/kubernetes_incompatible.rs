@@ -1,14 +1,16 @@
 //! KD1103: before an upgrade, the Karpenter release and the Kubernetes minor must accept each
 //! other (the release's own `MinK8sVersion`/`MaxK8sVersion`, not the docs matrix: 1.6.0–1.6.5 and
 //! 1.7.0–1.7.3 stop at 1.33 although the matrix lists 1.34), EKS moves one minor at a time, and
-//! the AMIs the EC2NodeClasses ask for must exist for the target minor (AL2 ends with 1.32;
-//! docs/upgrade.md §3.3).
+//! the AMIs the EC2NodeClasses ask for must exist for the target minor (AL2 ends with 1.32, and an
+//! alias pinned to an AMI release has none for a minor released after it; docs/upgrade.md §3.3).
 
 use serde_json::Value;
 
 use crate::check::prelude::*;
+use crate::checks::common::amis::pool_arches;
+use crate::checks::common::evidence::capped;
 use crate::checks::common::upgrade::{Targets, targets};
-use crate::iam::reference::Version;
+use crate::iam::reference::{Version, alias_parameter_paths};
 use crate::model::Ec2NodeClass;
 use crate::upgrade::releases::{self, KubeSupport, Minor};
 
@@ -19,7 +21,7 @@ declare_check! {
         title: "the target Karpenter release and Kubernetes minor accept each other, and the AMIs exist for the minor",
         category: Upgrade,
         severity: Error,
-        needs: [ControllerDeployments, KubeVersion, Ec2NodeClasses],
+        needs: [ControllerDeployments, KubeVersion, Ec2NodeClasses, NodePools, SsmParameters],
         self_managed: true,
         run: upgrade_kubernetes_incompatible,
     }
@@ -82,6 +84,90 @@ async fn upgrade_kubernetes_incompatible(cx: &CheckCx) -> CheckResult {
                 findings.push(f);
             }
         }
+    }
+    if t.minor_to > t.minor_now {
+        findings.extend(pins_unpublished(cx, &t).await?);
+    }
+    Ok(findings)
+}
+
+/// Aliases pinned to an AMI release (`al2023@v20250116`, `bottlerocket@1.30.0`) resolve through
+/// SSM parameters named for the Kubernetes minor: a release built before the target minor
+/// existed has none for it, and after the control plane moves the class resolves no AMI
+/// (docs/upgrade.md §3.3 rule e; aws/karpenter-provider-aws#8564). AL2 aliases are rule d's.
+async fn pins_unpublished(cx: &CheckCx, t: &Targets) -> Result<Vec<Finding>, FactError> {
+    let classes = cx.ec2_nodeclasses().await?;
+    let minor = t.minor_to.to_string();
+    let arches = ["amd64", "arm64"];
+    // Per class, its pinned aliases and each alias's parameters per architecture.
+    let mut pinned: Vec<(&Ec2NodeClass, String)> = Vec::new();
+    for nc in classes.iter() {
+        for alias in nc
+            .spec
+            .get("amiSelectorTerms")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|term| term.get("alias").and_then(Value::as_str))
+        {
+            let Some((family, version)) = alias.split_once('@') else {
+                continue;
+            };
+            if family != "al2" && version.trim() != "latest" {
+                pinned.push((nc, alias.to_string()));
+            }
+        }
+    }
+    let mut paths: Vec<String> = pinned
+        .iter()
+        .flat_map(|(_, a)| alias_parameter_paths(a, &minor, &arches).unwrap_or_default())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values = cx.ssm_parameters(&paths).await?;
+    let pools = cx.nodepools().await?;
+    let mut findings = Vec::new();
+    for (nc, alias) in pinned {
+        // The architectures the class's pools allow; all of them when no pool says.
+        let mut wanted: Vec<&str> = Vec::new();
+        for (_, allowed) in pool_arches(nc, &pools) {
+            for a in arches {
+                if allowed.contains(crate::ec2::ec2_arch(a)) && !wanted.contains(&a) {
+                    wanted.push(a);
+                }
+            }
+        }
+        if wanted.is_empty() {
+            wanted = arches.to_vec();
+        }
+        let asked = alias_parameter_paths(&alias, &minor, &wanted).unwrap_or_default();
+        if asked.is_empty() || asked.iter().any(|p| values.get(p).is_some_and(Option::is_some)) {
+            continue;
+        }
+        // The standard variant names the release best; GPU variants are listed as evidence.
+        let example = asked
+            .iter()
+            .find(|p| p.contains("/standard/"))
+            .unwrap_or(&asked[0]);
+        findings.push(
+            Finding::new(
+                format!("EC2NodeClass/{}", nc.name()),
+                format!(
+                    "pins alias {alias}, which has no AMI for Kubernetes {minor} (no SSM parameter such as {example}): after the control plane moves to {minor} the class resolves no AMI and launches nothing"
+                ),
+            )
+            .evidence("alias", alias.clone())
+            .evidence("minor", minor.clone())
+            .evidence("parameters", capped(asked.iter().cloned(), 4))
+            .hint(format!(
+                "before upgrading the control plane, pin a release published for {minor}, or use @latest (its nodes then drift to each new release)"
+            ))
+            .fix(format!("kubectl edit ec2nodeclass {}", nc.name()))
+            .in_step(PlanStep::Nodes),
+        );
     }
     Ok(findings)
 }

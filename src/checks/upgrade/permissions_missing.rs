@@ -4,11 +4,14 @@
 //! release's, with SCPs and the permissions boundary attributed as KD2101 and KD2103 do
 //! (docs/upgrade.md §3.1). Releases add actions (1.3 `ec2:DescribeCapacityReservations`, 1.7
 //! `iam:ListInstanceProfiles`, 1.11 `ec2:DescribePlacementGroups`, 1.12
-//! `ec2:DescribeInstanceStatus`) and conditions (1.0's `eks:eks-cluster-name` tag).
+//! `ec2:DescribeInstanceStatus`) and conditions (1.0's `eks:eks-cluster-name` tag). A role
+//! attaching the getting-started stack's single controller policy by name is warned that the
+//! stack's 1.9 template replaces it with five.
 
 use crate::check::prelude::*;
 use crate::checks::common::evidence::capped;
-use crate::checks::common::grants::{self, Decided};
+use crate::checks::common::grants::{self, Decided, Grants};
+use crate::iam::reference::{Version, controller_policy_names};
 use crate::checks::common::statements::{by_statement, put_statement};
 use crate::checks::common::upgrade::targets;
 use crate::iam::simulation::Attribution;
@@ -20,7 +23,7 @@ declare_check! {
         title: "the controller role grants what the target release needs",
         category: Upgrade,
         severity: Error,
-        needs: [ControllerDeployments, KubeVersion, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
+        needs: [ControllerDeployments, KubeVersion, ServiceAccount, PodIdentityAssociations, Pods, IamRole, IamAttachedRolePolicies, IamInstanceProfile, EksCluster, Ec2NodeClasses, NodePools, SqsQueue, Simulation, Ec2InstanceTypes, Ec2InstanceTypeOfferings],
         self_managed: true,
         run: upgrade_permissions_missing,
     }
@@ -81,7 +84,63 @@ async fn upgrade_permissions_missing(cx: &CheckCx) -> CheckResult {
         }
         findings.push(f.in_step(PlanStep::Iam));
     }
+    if let Some(f) = split_policies(cx, &g, t.from, t.to).await? {
+        findings.push(f);
+    }
     Ok(findings)
+}
+
+/// The 1.9 upgrade notes: the getting-started stack's single controller policy is split into
+/// five (six from 1.12). A role that attaches a policy of the installed release's stack by name,
+/// and not its replacements, keeps working until the stack is updated to the target's
+/// template, which replaces it (docs/upgrade.md §3.1 rule a). A warning: it breaks on that
+/// update, not before.
+async fn split_policies(
+    cx: &CheckCx,
+    g: &Grants,
+    from: Option<Version>,
+    to: Version,
+) -> Result<Option<Finding>, FactError> {
+    let Some(from) = from else { return Ok(None) };
+    let now = controller_policy_names(from, &g.vars);
+    let then = controller_policy_names(to, &g.vars);
+    let replaced: Vec<&String> = now.iter().filter(|n| !then.contains(n)).collect();
+    if replaced.is_empty() {
+        return Ok(None);
+    }
+    let attached = cx.attached_role_policies(&g.role.name).await?;
+    let has = |name: &str| attached.iter().any(|p| p.policy_name == name);
+    let held: Vec<String> = replaced
+        .iter()
+        .filter(|n| has(n))
+        .map(|n| n.to_string())
+        .collect();
+    let missing: Vec<String> = then.iter().filter(|n| !has(n)).cloned().collect();
+    if held.is_empty() || missing.is_empty() {
+        return Ok(None);
+    }
+    let partition = g.vars.get("partition").map_or("aws", String::as_str);
+    let account = g.vars.get("account").map_or("<account>", String::as_str);
+    let mut f = Finding::new(
+        g.object(),
+        format!(
+            "attaches {}, the controller policy of the getting-started CloudFormation stack, which the stack's template for {to} replaces with {} (the upgrade guide's 1.9 notes): once the stack is updated, the role is left without the controller's permissions",
+            held.join(", "),
+            missing.join(", ")
+        ),
+    )
+    .severity(Severity::Warning)
+    .evidence("attached", held)
+    .evidence("replacedBy", missing.clone())
+    .evidence("to", to.to_string())
+    .hint("attach the new policies to the role as the stack is updated to the target's template (the permissions they grant are the same)");
+    for name in &missing {
+        f = f.fix(format!(
+            "aws iam attach-role-policy --role-name {} --policy-arn arn:{partition}:iam::{account}:policy/{name}",
+            g.role.name
+        ));
+    }
+    Ok(Some(f.in_step(PlanStep::Iam)))
 }
 
 /// Who stops the rows, gravest first: an SCP (no policy of the role can fix it), the

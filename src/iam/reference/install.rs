@@ -95,8 +95,9 @@ pub fn install_steps(version: Version, vars: &BTreeMap<String, String>) -> Vec<I
         .collect()
 }
 
-/// Names of the controller's managed policies for a release (one before 1.9, more after).
-fn controller_policy_names(v: Version, vars: &BTreeMap<String, String>) -> Vec<String> {
+/// Names of the controller's managed policies in the getting-started CloudFormation stack of a
+/// release (one before 1.9, five from 1.9, six from 1.12).
+pub fn controller_policy_names(v: Version, vars: &BTreeMap<String, String>) -> Vec<String> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Named {

@@ -23,7 +23,7 @@ mod version;
 use std::collections::BTreeMap;
 
 pub use ami::{al2023_parameter_arns, alias_parameter_paths};
-pub use install::{InstallStep, install_steps};
+pub use install::{InstallStep, controller_policy_names, install_steps};
 pub use probes::{
     InstallInput, NodeClassInput, Probe, StatementRef, controller_probes, supplemental_probe,
 };
