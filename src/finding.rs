@@ -173,6 +173,20 @@ pub enum PlanStep {
     Next,
 }
 
+impl PlanStep {
+    pub const ALL: &'static [PlanStep] = &[
+        PlanStep::Path,
+        PlanStep::Nodes,
+        PlanStep::Iam,
+        PlanStep::Objects,
+        PlanStep::StoredVersions,
+        PlanStep::Crds,
+        PlanStep::Controller,
+        PlanStep::ControlPlane,
+        PlanStep::Next,
+    ];
+}
+
 /// The suggested fix of a finding: commands safe to copy, kept apart from prose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

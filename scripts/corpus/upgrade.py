@@ -77,6 +77,16 @@ _b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p
     {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
 write("upgrade-1-0-policy-to-1-7", _upgrade(_b, to="1.7.0"), ["KD1101"], exit_code=0, roots=[])
 
+# The issue's same install asked about 1.3.0, the release that added
+# ec2:DescribeCapacityReservations: the one missing action, a warning without ODCR classes.
+_b = bundle(
+    "Karpenter 1.0.8 whose controller role carries the 1.0 reference policy, asked about an upgrade to 1.3.0: the 1.3 policy adds ec2:DescribeCapacityReservations, which the role does not grant; no EC2NodeClass selects capacity reservations, so only that feature's discovery fails.",
+    dep=[_release("1.0.8")], overrides=[_minor(30, "14")])
+_b["emulator"] = {**default_emulator(_b)}
+_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+write("upgrade-1-0-policy-to-1-3", _upgrade(_b, to="1.3.0"), ["KD1101"], exit_code=0, roots=[])
+
 # terraform-aws-modules/terraform-aws-eks#3134, before the upgrade: a 0.37 install whose role
 # keeps the 0.37 policy, asked about 1.0.8. From 1.0 Karpenter tags what it creates with
 # eks:eks-cluster-name, which the 0.37 statements' aws:TagKeys conditions do not allow.

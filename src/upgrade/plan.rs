@@ -174,6 +174,39 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         }
     });
     let control_plane = control_plane.filter(|_| rest.is_none());
+    // Past a hop, the controller's settings and the control plane are judged again by the run
+    // that plans the rest: what the checks said of them here goes to that step.
+    let mut next = Step {
+        step: PlanStep::Next,
+        title: "Then plan the rest of the way".to_string(),
+        required: false,
+        actions: vec![
+            "once every Karpenter CRD's status.storedVersions is [v1], judge the rest of the upgrade from there".to_string(),
+        ],
+        commands: vec![
+            "kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions".to_string(),
+        ],
+        findings: Vec::new(),
+    };
+    if rest.is_some() {
+        for later in [&mut controller, &mut plane] {
+            let moved = std::mem::replace(
+                later,
+                Step {
+                    actions: Vec::new(),
+                    commands: Vec::new(),
+                    findings: Vec::new(),
+                    ..later.clone()
+                },
+            );
+            next.required |= moved.required;
+            later.required = false;
+            next.findings.extend(moved.findings);
+            for a in &moved.actions {
+                push_new(&mut next.actions, a);
+            }
+        }
+    }
     let mut karpenter_steps = Vec::new();
     if let Some((_, t)) = karpenter {
         crds.title = format!("Upgrade the CRDs to {t}");
@@ -217,19 +250,8 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         karpenter_steps.push(controller);
     }
     if let Some(command) = rest {
-        karpenter_steps.push(Step {
-            step: PlanStep::Next,
-            title: "Then plan the rest of the way".to_string(),
-            required: false,
-            actions: vec![
-                "once every Karpenter CRD's status.storedVersions is [v1], judge the rest of the upgrade from there".to_string(),
-            ],
-            commands: vec![
-                "kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions".to_string(),
-                command,
-            ],
-            findings: Vec::new(),
-        });
+        next.commands.push(command);
+        karpenter_steps.push(next);
     }
     let mut plane_steps = Vec::new();
     if let Some((now, goal)) = control_plane {
@@ -257,6 +279,11 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         plane.actions.push(
             "after each minor, nodes whose EC2NodeClass selects its AMIs by alias drift to that minor's AMIs and are replaced; nodes on AMIs chosen by id, name or tag keep the old kubelet until those AMIs are changed".to_string(),
         );
+        plane_steps.push(plane);
+    } else if !plane.findings.is_empty() {
+        // A finding about the control plane without a move to plan (a minor below the
+        // cluster's): the step still says what stands in the way.
+        plane.title = "The control plane".to_string();
         plane_steps.push(plane);
     }
     // Karpenter first, then the control plane (the release must accept both minors), unless
@@ -331,6 +358,22 @@ mod tests {
 
     fn order(plan: &Plan) -> Vec<PlanStep> {
         plan.steps.iter().map(|s| s.step).collect()
+    }
+
+    /// The JSON schema lists every step a plan can name (schemaVersion 1 is a contract).
+    #[test]
+    fn every_step_is_in_the_report_schema() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schema/report.v1.json")).unwrap();
+        let listed = &schema["properties"]["plan"]["properties"]["steps"]["items"]["properties"]["step"]
+            ["enum"];
+        for step in PlanStep::ALL {
+            let name = serde_json::to_value(step).unwrap();
+            assert!(
+                listed.as_array().unwrap().contains(&name),
+                "{name} is missing from schema/report.v1.json"
+            );
+        }
     }
 
     #[test]
@@ -432,6 +475,53 @@ mod tests {
             plan.steps[2].commands.last().map(String::as_str),
             Some("karpdoctor upgrade --to 1.2.0 --kubernetes 1.31")
         );
+    }
+
+    #[test]
+    fn past_a_hop_the_settings_and_the_control_plane_wait_for_the_next_run() {
+        let settings = [
+            Finding::new("Deployment/karpenter/karpenter", "sets WEBHOOK_PORT")
+                .severity(Severity::Warning)
+                .hint("remove it")
+                .in_step(PlanStep::Controller)
+                .finish("KD1104", Severity::Warning),
+        ];
+        let plan = build(
+            &target("1.0.2", Some("1.2.0"), "1.30", Some("1.31")),
+            &[Judged {
+                code: "KD1104",
+                unknown: None,
+                findings: &settings,
+            }],
+        )
+        .unwrap();
+        let controller = &plan.steps[1];
+        assert_eq!(controller.step, PlanStep::Controller);
+        assert!(controller.findings.is_empty());
+        let next = &plan.steps[2];
+        assert_eq!(next.findings, ["KD1104 Deployment/karpenter/karpenter"]);
+        assert!(next.actions.contains(&"remove it".to_string()));
+    }
+
+    #[test]
+    fn a_control_plane_finding_without_a_move_still_has_its_step() {
+        let lower = [
+            Finding::new("Cluster", "--kubernetes 1.30 is older than 1.31")
+                .hint("give a minor at or above the cluster's")
+                .in_step(PlanStep::ControlPlane)
+                .finish("KD1103", Severity::Error),
+        ];
+        let plan = build(
+            &target("1.5.0", None, "1.31", Some("1.30")),
+            &[Judged {
+                code: "KD1103",
+                unknown: None,
+                findings: &lower,
+            }],
+        )
+        .unwrap();
+        assert_eq!(order(&plan), [PlanStep::ControlPlane]);
+        assert!(plan.steps[0].required && plan.steps[0].commands.is_empty());
     }
 
     #[test]
