@@ -233,3 +233,21 @@ write("upgrade-pinned-alias-unpublished-for-1-34", _pinned_bundle(
 write("healthy-upgrade-pinned-alias-published-for-1-34", _pinned_bundle(
     "Healthy: Karpenter 1.8.1 on Kubernetes 1.33, its EC2NodeClass pinned to alias al2023@v20261115, which is published for both 1.33 and 1.34, asked about --kubernetes 1.34.",
     "v20261115"), [])
+
+# AMIs pinned by id keep the kubelet they were built with when the control plane moves, and
+# Karpenter does not replace their nodes (the Karpenter FAQ on upgrading EKS; aws/karpenter-provider-aws#6050
+# moves such pins by hand at each upgrade). One id built for 1.33, asked about 1.34: the nodes
+# stay on 1.33 (a warning). One built for 1.30, asked about 1.34: four minors behind, beyond the
+# version skew policy's three (an error).
+def _pinned_id_bundle(desc, ami, built):
+    nc = custom_nc({"amiSelectorTerms": [{"id": ami}], "amiFamily": "AL2023"})
+    image = {"imageId": ami, "name": "amazon-eks-node-al2023-x86_64-standard-%s-v20260301" % built, "architecture": "x86_64",
+             "state": "available", "ownerId": "602401143452", "creationDate": "2026-03-01T00:00:00.000Z", "deprecationTime": None, "tags": {}}
+    images = fact({"ec2Images": {"filters": [{"name": "image-id", "values": [ami]}], "owners": []}}, [image])
+    return _upgrade(bundle(desc, ncs=[nc], overrides=[images]), kubernetes="1.34")
+write("upgrade-ami-id-stays-on-1-33", _pinned_id_bundle(
+    "Karpenter 1.8.1 on Kubernetes 1.33, its EC2NodeClass pinned by id to an AL2023 AMI built for 1.33, asked about --kubernetes 1.34: the nodes keep kubelet 1.33 after the control-plane upgrade and Karpenter does not replace them, since the AMI does not change (the Karpenter FAQ; aws/karpenter-provider-aws#6050 moves such pins by hand).",
+    "ami-0b1c2d3e4f5a60719", "1.33"), ["KD1103"], exit_code=0, roots=[])
+write("upgrade-ami-id-beyond-the-skew", _pinned_id_bundle(
+    "Karpenter 1.8.1 on Kubernetes 1.33, its EC2NodeClass still pinned by id to an AL2023 AMI built for 1.30 (the pin was never moved through three control-plane upgrades), asked about --kubernetes 1.34: the kubelet would be four minors behind the API server, beyond the three the Kubernetes version skew policy allows.",
+    "ami-0c1d2e3f4a5b60720", "1.30"), ["KD1103"], roots=["KD1103"])

@@ -10,6 +10,7 @@ use crate::check::prelude::*;
 use crate::checks::common::amis::pool_arches;
 use crate::checks::common::evidence::capped;
 use crate::checks::common::upgrade::{Targets, targets};
+use crate::ec2::{self, AmiTerm};
 use crate::iam::reference::{Version, alias_parameter_paths};
 use crate::model::Ec2NodeClass;
 use crate::upgrade::releases::{self, KubeSupport, Minor};
@@ -21,7 +22,7 @@ declare_check! {
         title: "the target Karpenter release and Kubernetes minor accept each other, and the AMIs exist for the minor",
         category: Upgrade,
         severity: Error,
-        needs: [ControllerDeployments, KubeVersion, Ec2NodeClasses, NodePools, SsmParameters],
+        needs: [ControllerDeployments, KubeVersion, Ec2NodeClasses, NodePools, SsmParameters, Ec2Images],
         self_managed: true,
         run: upgrade_kubernetes_incompatible,
     }
@@ -87,6 +88,78 @@ async fn upgrade_kubernetes_incompatible(cx: &CheckCx) -> CheckResult {
     }
     if t.minor_to > t.minor_now {
         findings.extend(pins_unpublished(cx, &t).await?);
+        findings.extend(images_behind(cx, &t).await?);
+    }
+    Ok(findings)
+}
+
+/// AMIs chosen by id, name or tag stay what they are when the control plane moves: their
+/// nodes keep the kubelet they were built with, and Karpenter does not replace them (nothing
+/// drifted). Past the version skew policy's limit (kubelet up to three minors older than the
+/// API server, two before 1.25) that is unsupported; short of it, the AMIs still need moving
+/// (docs/upgrade.md §3.3 rule f). The minor is read from the image's name, as KD3004 reads it.
+async fn images_behind(cx: &CheckCx, t: &Targets) -> Result<Vec<Finding>, FactError> {
+    let classes = cx.ec2_nodeclasses().await?;
+    let mut findings = Vec::new();
+    for nc in classes.iter() {
+        // Rule d already says an AL2 class has no AMI at all on the target minor.
+        if t.minor_to > AL2_LAST && al2_without_images(nc, t).is_some() {
+            continue;
+        }
+        let mut newest: Option<(Minor, String)> = None;
+        for term in ec2::ami_terms(nc) {
+            if matches!(term, AmiTerm::Alias(_) | AmiTerm::SsmParameter(_)) {
+                continue;
+            }
+            let Some((filters, owners)) = ec2::image_query(&term) else {
+                continue;
+            };
+            let images = cx.images(filters, owners).await?;
+            for image in ec2::usable(&images) {
+                let Some(m) = ec2::ami_name_minor(&image.name).and_then(|m| Minor::parse(&m))
+                else {
+                    continue;
+                };
+                if newest.as_ref().is_none_or(|(n, _)| m > *n) {
+                    newest = Some((m, image.name.clone()));
+                }
+            }
+        }
+        // Karpenter launches the newest image the terms match; judge that one.
+        let Some((built, name)) = newest else { continue };
+        if built >= t.minor_to {
+            continue;
+        }
+        let allowed = if built.0 >= 25 { 3 } else { 2 };
+        let behind = t.minor_to.0 - built.0;
+        let f = Finding::new(
+            format!("EC2NodeClass/{}", nc.name()),
+            if behind > allowed {
+                format!(
+                    "selects AMIs built for Kubernetes {built} ({name}): on {} their kubelet would be {behind} minors behind the control plane, beyond the {allowed} the version skew policy allows",
+                    t.minor_to
+                )
+            } else {
+                format!(
+                    "selects AMIs built for Kubernetes {built} ({name}): after the control plane moves to {} its nodes keep kubelet {built}, and Karpenter does not replace them, since the AMIs do not change",
+                    t.minor_to
+                )
+            },
+        )
+        .evidence("ami", name)
+        .evidence("builtFor", built.to_string())
+        .evidence("minor", t.minor_to.to_string())
+        .hint(format!(
+            "point amiSelectorTerms at AMIs built for {} (Karpenter then replaces the nodes as drifted), or select them by alias",
+            t.minor_to
+        ))
+        .fix(format!("kubectl edit ec2nodeclass {}", nc.name()))
+        .in_step(PlanStep::Nodes);
+        findings.push(if behind > allowed {
+            f
+        } else {
+            f.severity(Severity::Warning)
+        });
     }
     Ok(findings)
 }
@@ -135,7 +208,7 @@ async fn pins_unpublished(cx: &CheckCx, t: &Targets) -> Result<Vec<Finding>, Fac
         let mut wanted: Vec<&str> = Vec::new();
         for (_, allowed) in pool_arches(nc, &pools) {
             for a in arches {
-                if allowed.contains(crate::ec2::ec2_arch(a)) && !wanted.contains(&a) {
+                if allowed.contains(ec2::ec2_arch(a)) && !wanted.contains(&a) {
                     wanted.push(a);
                 }
             }
