@@ -673,3 +673,21 @@ fn verbose_lists_the_pending_pods_the_scheduling_checks_leave_out() {
     let notes = report["checks"][0]["notes"].as_array().unwrap();
     assert_eq!(notes.len(), 3, "{notes:?}");
 }
+
+/// README's example plan is the replay's own output, so it cannot drift from what users see.
+#[test]
+fn readme_shows_the_plan_the_replay_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let heading = "Upgrade plan: Karpenter 1.0.2 → 1.2.0";
+    let at = readme.find(heading).expect("README shows the plan");
+    let shown = &readme[at..at + readme[at..].find("```").unwrap()];
+    let text = stdout(&karpdoctor(&[
+        "--replay",
+        &fixture("upgrade-from-1-0-2-skips-migration"),
+        "-q",
+    ]));
+    let start = text.find(heading).expect(&text);
+    let printed = &text[start..start + text[start..].find("\n\n").unwrap() + 1];
+    assert_eq!(shown, printed);
+}

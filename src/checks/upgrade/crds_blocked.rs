@@ -235,21 +235,26 @@ async fn objects(cx: &CheckCx, from: Version, to: Version) -> Result<Vec<Finding
             }
         }
         if !without_group.is_empty() {
-            findings.push(
-                Finding::new(
-                    without_group[0].clone(),
-                    format!(
-                        "{} object{} with an empty nodeClassRef.group or kind: Karpenter {to} requires both (\"group may not be empty\") and manages only NodePools and NodeClaims whose group and kind name its EC2NodeClass, so after the upgrade it ignores {}",
-                        without_group.len(),
-                        if without_group.len() == 1 { "" } else { "s" },
-                        if without_group.len() == 1 { "it" } else { "them" }
-                    ),
-                )
-                .evidence("objects", capped(without_group.iter().cloned(), 10))
-                .hint("set nodeClassRef.group: karpenter.k8s.aws and kind: EC2NodeClass on every NodePool, and replace the NodeClaims that lack them (their spec cannot be edited), before upgrading (the 1.1 upgrade notes)")
-                .fix("kubectl edit nodepool <name>")
-                .in_step(PlanStep::Objects),
-            );
+            let mut f = Finding::new(
+                without_group[0].clone(),
+                format!(
+                    "{} object{} with an empty nodeClassRef.group or kind: Karpenter {to} requires both (\"group may not be empty\") and manages only NodePools and NodeClaims whose group and kind name its EC2NodeClass, so after the upgrade it ignores {}",
+                    without_group.len(),
+                    if without_group.len() == 1 { "" } else { "s" },
+                    if without_group.len() == 1 { "it" } else { "them" }
+                ),
+            )
+            .evidence("objects", capped(without_group.iter().cloned(), 10))
+            .hint("set nodeClassRef.group: karpenter.k8s.aws and kind: EC2NodeClass on every NodePool, and replace the NodeClaims that lack them (their spec cannot be edited), before upgrading (the 1.1 upgrade notes)")
+            .in_step(PlanStep::Objects);
+            for pool in without_group
+                .iter()
+                .filter_map(|o| o.strip_prefix("NodePool/"))
+                .take(5)
+            {
+                f = f.fix(format!("kubectl edit nodepool {pool}"));
+            }
+            findings.push(f);
         }
     }
     // 1.0 removed the Ubuntu family. 0.37.1 and later serve the class at v1 through their
