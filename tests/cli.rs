@@ -470,6 +470,11 @@ fn upgrade_needs_a_target_and_refuses_a_release_it_does_not_know() {
         &karpdoctor(&["upgrade", "--kubernetes", "latest"]),
         "--kubernetes",
     );
+    // A minor far past what any known release accepts is refused, not walked one by one.
+    assert_one_line_failure(
+        &karpdoctor(&["upgrade", "--kubernetes", "1.4000000000"]),
+        "accepts Kubernetes up to",
+    );
 }
 
 #[test]

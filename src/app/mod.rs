@@ -168,12 +168,25 @@ async fn upgrade(args: UpgradeArgs) -> Result<u8, Error> {
             });
         }
     }
-    if let Some(k) = &args.kubernetes
-        && crate::upgrade::releases::Minor::parse(k).is_none()
-    {
-        return Err(Error::Usage {
-            message: format!("--kubernetes {k:?} is not a Kubernetes minor like 1.34"),
-        });
+    if let Some(k) = &args.kubernetes {
+        use crate::upgrade::releases::{Minor, kubernetes, newest};
+        let Some(minor) = Minor::parse(k) else {
+            return Err(Error::Usage {
+                message: format!("--kubernetes {k:?} is not a Kubernetes minor like 1.34"),
+            });
+        };
+        // A minor past the newest any known release accepts, with room for one EKS adds
+        // before karpdoctor knows of a release for it.
+        let newest_max = newest().and_then(kubernetes).map(|k| k.max);
+        if let Some(max) = newest_max
+            && minor.0 > max.0 + 1
+        {
+            return Err(Error::Usage {
+                message: format!(
+                    "--kubernetes {minor}: the newest Karpenter release karpdoctor knows accepts Kubernetes up to {max}; upgrade karpdoctor for a newer minor"
+                ),
+            });
+        }
     }
     // A replay takes the targets its bundle recorded.
     if args.to.is_none() && args.kubernetes.is_none() && args.target.replay.is_none() {

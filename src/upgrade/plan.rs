@@ -20,6 +20,10 @@ pub struct Plan {
     pub from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// The release this plan's charts go to when it is not `to`: a hop the upgrade must pass
+    /// through, or the next good patch in place of a release to avoid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charts_to: Option<String>,
     /// The cluster's Kubernetes minor and the one to go to (absent: not upgraded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_from: Option<String>,
@@ -36,7 +40,10 @@ impl Plan {
     pub fn moves(&self) -> String {
         let mut parts = Vec::new();
         if let (Some(a), Some(b)) = (&self.from, &self.to) {
-            parts.push(format!("Karpenter {a} → {b}"));
+            parts.push(match &self.charts_to {
+                Some(c) => format!("Karpenter {a} → {b} (this plan: to {c})"),
+                None => format!("Karpenter {a} → {b}"),
+            });
         }
         if let (Some(a), Some(b)) = (&self.kubernetes_from, &self.kubernetes_to) {
             parts.push(format!("Kubernetes {a} → {b}"));
@@ -94,8 +101,9 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         (Some(f), Some(t)) if t > f => Some((f, t)),
         _ => None,
     };
+    // Bounded as the checks bound it: a replayed hint is not checked by the command line.
     let control_plane = match (minor_now, minor_to) {
-        (Some(a), Some(b)) if b > a => Some((a, b)),
+        (Some(a), Some(b)) if b > a && b.0 <= a.0 + 10 => Some((a, b)),
         _ => None,
     };
 
@@ -154,14 +162,17 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
     // versions' hop), and not to a release not to run (the next good patch instead). The
     // rest of the way is planned by a run at that release.
     let mut rest: Option<String> = None;
+    // Whether the hop is the stored-version migration's (the rest waits for `[v1]`).
+    let mut migrating = false;
     let requested = karpenter;
     let karpenter = karpenter.map(|(f, t)| {
+        // The nearest hop first: 0.37.0–0.37.6 go to the last 0.37 patch before 1.0.x.
         let hop = releases::hops(f, t)
             .into_iter()
-            .filter(|h| h.required)
-            .filter_map(releases::via_target)
-            .min();
-        if let Some(via) = hop {
+            .filter_map(|h| Some((releases::via_target(h)?, h)))
+            .min_by_key(|(via, _)| *via);
+        if let Some((via, h)) = hop {
+            migrating = h.required && h.reason == "stored-versions";
             rest = Some(match minor_to {
                 Some(k) => format!("karpdoctor upgrade --to {t} --kubernetes {k}"),
                 None => format!("karpdoctor upgrade --to {t}"),
@@ -174,37 +185,38 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         }
     });
     let control_plane = control_plane.filter(|_| rest.is_none());
-    // Past a hop, the controller's settings and the control plane are judged again by the run
-    // that plans the rest: what the checks said of them here goes to that step.
+    // Past a hop the control plane is judged again by the run that plans the rest: what the
+    // checks said of it here goes to that step. The controller's settings stay with the hop
+    // (KD1104 judges them at the hop release).
     let mut next = Step {
         step: PlanStep::Next,
         title: "Then plan the rest of the way".to_string(),
         required: false,
-        actions: vec![
-            "once every Karpenter CRD's status.storedVersions is [v1], judge the rest of the upgrade from there".to_string(),
-        ],
-        commands: vec![
-            "kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions".to_string(),
-        ],
+        actions: Vec::new(),
+        commands: Vec::new(),
         findings: Vec::new(),
     };
-    if rest.is_some() {
-        for later in [&mut controller, &mut plane] {
-            let moved = std::mem::replace(
-                later,
-                Step {
-                    actions: Vec::new(),
-                    commands: Vec::new(),
-                    findings: Vec::new(),
-                    ..later.clone()
-                },
-            );
-            next.required |= moved.required;
-            later.required = false;
-            next.findings.extend(moved.findings);
-            for a in &moved.actions {
-                push_new(&mut next.actions, a);
-            }
+    if let Some((_, via)) = karpenter.filter(|_| rest.is_some()) {
+        if migrating {
+            next.actions.push("once every Karpenter CRD's status.storedVersions is [v1], judge the rest of the upgrade from there".to_string());
+            next.commands.push("kubectl get crd nodepools.karpenter.sh nodeclaims.karpenter.sh ec2nodeclasses.karpenter.k8s.aws -o custom-columns=NAME:.metadata.name,STORED:.status.storedVersions".to_string());
+        } else {
+            next.actions.push(format!(
+                "once {via} runs, judge the rest of the upgrade from there"
+            ));
+        }
+        let emptied = Step {
+            actions: Vec::new(),
+            commands: Vec::new(),
+            findings: Vec::new(),
+            ..plane.clone()
+        };
+        let moved = std::mem::replace(&mut plane, emptied);
+        next.required |= moved.required;
+        plane.required = false;
+        next.findings.extend(moved.findings);
+        for a in &moved.actions {
+            push_new(&mut next.actions, a);
         }
     }
     let mut karpenter_steps = Vec::new();
@@ -213,6 +225,9 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         crds.actions.push(
             "Helm installs the karpenter chart's CRDs once and never upgrades them: upgrade them with the karpenter-crd chart (or apply the release's CRDs with kubectl if that is how they were installed)".to_string(),
         );
+        crds.actions.push(format!(
+            "if Helm refuses with \"invalid ownership metadata\" (the CRDs came with the karpenter chart), first label each CRD app.kubernetes.io/managed-by=Helm and annotate it meta.helm.sh/release-name=karpenter-crd and meta.helm.sh/release-namespace={namespace} (Karpenter's troubleshooting guide)"
+        ));
         let mut cmd = format!(
             "helm upgrade --install karpenter-crd {CRD_CHART} --version {t} --namespace {namespace}"
         );
@@ -237,10 +252,17 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
                 gates[0]
             )
         });
+        // 0.37.1–1.0.x serve the CRDs' conversion webhook from the controller: the v1 migration
+        // guide turns it on explicitly (0.37.1 and 0.37.2 default it off).
+        let webhook = if releases::crd_chart_webhook(t) {
+            " --set webhook.enabled=true --set webhook.port=8443"
+        } else {
+            ""
+        };
         controller.commands.insert(
             0,
             format!(
-                "helm upgrade karpenter {CHART} --version {t} --namespace {namespace} --reset-then-reuse-values"
+                "helm upgrade karpenter {CHART} --version {t} --namespace {namespace} --reset-then-reuse-values{webhook}"
             ),
         );
         controller
@@ -253,58 +275,87 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
         next.commands.push(command);
         karpenter_steps.push(next);
     }
-    let mut plane_steps = Vec::new();
-    if let Some((now, goal)) = control_plane {
-        plane.title = format!("Upgrade the control plane to {goal}, one minor at a time");
-        let cluster = target.cluster.as_deref().unwrap_or("<cluster>");
-        let region = target
-            .region
-            .as_deref()
-            .map(|r| format!(" --region {r}"))
-            .unwrap_or_default();
-        for m in now.0 + 1..=goal.0 {
-            let minor = Minor(m);
-            if m > now.0 + 1 {
-                plane
-                    .commands
-                    .push(format!("karpdoctor upgrade --kubernetes {minor}"));
+    // Karpenter first, then the control plane (the release must accept both minors), unless
+    // only the other order works: the target release refuses today's minor while the
+    // installed one accepts the next. Then the control plane goes only as far as the first
+    // minor the target accepts, Karpenter moves, and the control plane goes on.
+    let first_minor = match (karpenter, control_plane) {
+        (Some((f, t)), Some((now, goal))) => {
+            let target_range = releases::kubernetes(t);
+            let installed_accepts_next =
+                releases::kubernetes(f).is_some_and(|k| k.accepts(Minor(now.0 + 1)));
+            match target_range {
+                Some(k) if !k.accepts(now) && installed_accepts_next && k.min > now => {
+                    Some(k.min.min(goal))
+                }
+                _ => None,
             }
-            plane.commands.push(format!(
+        }
+        _ => None,
+    };
+    let cluster = target.cluster.as_deref().unwrap_or("<cluster>");
+    let region = target
+        .region
+        .as_deref()
+        .map(|r| format!(" --region {r}"))
+        .unwrap_or_default();
+    // The commands that take the control plane from `from` to `to`, one minor at a time.
+    let minors = |from: Minor, to: Minor| {
+        let mut commands = Vec::new();
+        for m in from.0 + 1..=to.0 {
+            let minor = Minor(m);
+            if m > from.0 + 1 {
+                commands.push(format!("karpdoctor upgrade --kubernetes {minor}"));
+            }
+            commands.push(format!(
                 "aws eks update-cluster-version --name {cluster}{region} --kubernetes-version {minor}"
             ));
-            plane.commands.push(format!(
+            commands.push(format!(
                 "aws eks wait cluster-active --name {cluster}{region}"
             ));
         }
-        plane.actions.push(
-            "after each minor, nodes whose EC2NodeClass selects its AMIs by alias drift to that minor's AMIs and are replaced; nodes on AMIs chosen by id, name or tag keep the old kubelet until those AMIs are changed".to_string(),
-        );
-        plane_steps.push(plane);
-    } else if !plane.findings.is_empty() {
-        // A finding about the control plane without a move to plan (a minor below the
-        // cluster's): the step still says what stands in the way.
-        plane.title = "The control plane".to_string();
-        plane_steps.push(plane);
-    }
-    // Karpenter first, then the control plane (the release must accept both minors), unless
-    // only the other order works: the target release refuses today's minor while the
-    // installed one accepts the next.
-    let target_refuses_now = match (karpenter, minor_now) {
-        (Some((_, t)), Some(now)) => releases::kubernetes(t).is_some_and(|k| !k.accepts(now)),
-        _ => false,
+        commands
     };
-    let installed_accepts_next = match (karpenter, control_plane) {
-        (Some((f, _)), Some((now, _))) => {
-            releases::kubernetes(f).is_some_and(|k| k.accepts(Minor(now.0 + 1)))
+    let drift = "after each minor, nodes whose EC2NodeClass selects its AMIs by alias drift to that minor's AMIs and are replaced; nodes on AMIs chosen by id, name or tag keep the old kubelet until those AMIs are changed".to_string();
+    match (control_plane, first_minor) {
+        (Some((now, goal)), Some(first)) => {
+            // The control plane to the target's first minor, Karpenter, then the rest.
+            steps.push(Step {
+                step: PlanStep::ControlPlane,
+                title: format!(
+                    "Upgrade the control plane to {first} first, one minor at a time (the target release does not run on {now})"
+                ),
+                required: true,
+                actions: vec![drift.clone()],
+                commands: minors(now, first),
+                findings: Vec::new(),
+            });
+            steps.extend(karpenter_steps);
+            if goal > first {
+                plane.title = format!("Upgrade the control plane to {goal}, one minor at a time");
+                plane.commands.extend(minors(first, goal));
+                plane.actions.push(drift);
+                steps.push(plane);
+            } else if !plane.findings.is_empty() {
+                steps.push(plane);
+            }
         }
-        _ => false,
-    };
-    if target_refuses_now && installed_accepts_next {
-        steps.extend(plane_steps);
-        steps.extend(karpenter_steps);
-    } else {
-        steps.extend(karpenter_steps);
-        steps.extend(plane_steps);
+        (Some((now, goal)), None) => {
+            steps.extend(karpenter_steps);
+            plane.title = format!("Upgrade the control plane to {goal}, one minor at a time");
+            plane.commands.extend(minors(now, goal));
+            plane.actions.push(drift);
+            steps.push(plane);
+        }
+        (None, _) => {
+            steps.extend(karpenter_steps);
+            if !plane.findings.is_empty() {
+                // A finding about the control plane without a move to plan (a minor below
+                // the cluster's): the step still says what stands in the way.
+                plane.title = "The control plane".to_string();
+                steps.push(plane);
+            }
+        }
     }
 
     let unjudged = judged
@@ -314,6 +365,9 @@ pub fn build(target: &Target, judged: &[Judged]) -> Option<Plan> {
     Some(Plan {
         from: requested.map(|(f, _)| f.to_string()),
         to: requested.map(|(_, t)| t.to_string()),
+        charts_to: karpenter
+            .filter(|(_, c)| requested.is_some_and(|(_, t)| t != *c))
+            .map(|(_, c)| c.to_string()),
         kubernetes_from: control_plane.map(|(a, _)| a.to_string()),
         kubernetes_to: control_plane.map(|(_, b)| b.to_string()),
         steps,
@@ -453,6 +507,25 @@ mod tests {
             order(&plan),
             [PlanStep::ControlPlane, PlanStep::Crds, PlanStep::Controller]
         );
+        // Further minors wait for Karpenter: 1.4.0 stops at 1.32.
+        let plan = build(&target("1.4.0", Some("1.5.0"), "1.25", Some("1.28")), &[]).unwrap();
+        assert_eq!(
+            order(&plan),
+            [
+                PlanStep::ControlPlane,
+                PlanStep::Crds,
+                PlanStep::Controller,
+                PlanStep::ControlPlane
+            ]
+        );
+        let updates = |s: &Step| {
+            s.commands
+                .iter()
+                .filter(|c| c.starts_with("aws eks update-cluster-version"))
+                .count()
+        };
+        assert_eq!(updates(&plan.steps[0]), 1);
+        assert_eq!(updates(&plan.steps[3]), 2);
         // The usual case: Karpenter first.
         let plan = build(&target("1.5.0", Some("1.7.0"), "1.32", Some("1.33")), &[]).unwrap();
         assert_eq!(
@@ -478,29 +551,53 @@ mod tests {
     }
 
     #[test]
-    fn past_a_hop_the_settings_and_the_control_plane_wait_for_the_next_run() {
-        let settings = [
-            Finding::new("Deployment/karpenter/karpenter", "sets WEBHOOK_PORT")
+    fn past_a_hop_the_control_plane_waits_for_the_next_run_and_settings_stay_with_the_hop() {
+        let findings = [
+            Finding::new("Deployment/karpenter/karpenter", "sets ASSUME_ROLE_ARN")
                 .severity(Severity::Warning)
                 .hint("remove it")
                 .in_step(PlanStep::Controller)
                 .finish("KD1104", Severity::Warning),
+            Finding::new("Karpenter 1.2.0", "accepts 1.25 to 1.32, not 1.33")
+                .hint("pick another release")
+                .in_step(PlanStep::ControlPlane)
+                .finish("KD1103", Severity::Error),
         ];
         let plan = build(
             &target("1.0.2", Some("1.2.0"), "1.30", Some("1.31")),
             &[Judged {
                 code: "KD1104",
                 unknown: None,
-                findings: &settings,
+                findings: &findings,
             }],
         )
         .unwrap();
-        let controller = &plan.steps[1];
-        assert_eq!(controller.step, PlanStep::Controller);
-        assert!(controller.findings.is_empty());
+        assert_eq!(
+            order(&plan),
+            [PlanStep::Crds, PlanStep::Controller, PlanStep::Next]
+        );
+        // KD1104 judges the settings at the hop release: they belong to the hop's controller.
+        assert_eq!(
+            plan.steps[1].findings,
+            ["KD1104 Deployment/karpenter/karpenter"]
+        );
         let next = &plan.steps[2];
-        assert_eq!(next.findings, ["KD1104 Deployment/karpenter/karpenter"]);
-        assert!(next.actions.contains(&"remove it".to_string()));
+        assert_eq!(next.findings, ["KD1103 Karpenter 1.2.0"]);
+        assert!(next.required);
+    }
+
+    #[test]
+    fn a_recommended_hop_comes_before_the_migration_hop() {
+        // 0.37.3 to 1.2.0: the last 0.37 patch first (the v1 migration guide), then 1.0.x.
+        let plan = build(&target("0.37.3", Some("1.2.0"), "1.29", None), &[]).unwrap();
+        assert!(plan.steps[0].commands[0].contains("--version 0.37.8"));
+        let next = plan.steps.last().unwrap();
+        assert_eq!(next.step, PlanStep::Next);
+        assert!(next.actions[0].contains("once 0.37.8 runs"), "{next:?}");
+        assert_eq!(
+            next.commands.last().map(String::as_str),
+            Some("karpdoctor upgrade --to 1.2.0")
+        );
     }
 
     #[test]

@@ -59,6 +59,15 @@ pub async fn targets(cx: &CheckCx) -> Result<Targets, FactError> {
         .as_deref()
         .and_then(Minor::parse)
         .unwrap_or(minor_now);
+    // A replayed bundle's hint is not checked by the command line: keep the minors a plan can
+    // walk one at a time within reason.
+    if minor_to.0 > minor_now.0 + 10 {
+        return Err(FactError::Malformed {
+            message: format!(
+                "the target Kubernetes minor {minor_to} is more than ten minors past the cluster's {minor_now}"
+            ),
+        });
+    }
     Ok(Targets {
         from,
         to,

@@ -179,7 +179,11 @@ async fn objects(cx: &CheckCx, from: Version, to: Version) -> Result<Vec<Finding
                         ),
                     )
                     .evidence("annotation", kubelet.clone())
-                    .hint("move the kubelet settings to the EC2NodeClass's spec.kubelet (the v1 migration guide's kubelet step), then remove the annotation")
+                    .hint("move the kubelet settings to the EC2NodeClass's spec.kubelet (the v1 migration guide's kubelet step), then remove the annotation: until then it overrides the class's settings")
+                    .fix(format!(
+                        "kubectl edit ec2nodeclass {}",
+                        p.class_name().unwrap_or("<class>")
+                    ))
                     .fix(format!("kubectl annotate nodepool {} {KUBELET_ANNOTATION}-", p.name()))
                     .in_step(PlanStep::Objects),
                 );
@@ -191,17 +195,29 @@ async fn objects(cx: &CheckCx, from: Version, to: Version) -> Result<Vec<Finding
             let class = p
                 .class_name()
                 .and_then(|n| classes.iter().find(|c| c.name() == n));
+            // A setting counts as moved when the class sets the same key: the annotation holds
+            // Go's rendering (`1m0s`), the class the user's (`1m`), so values are not compared.
             let wanted: Option<serde_json::Value> = serde_json::from_str(kubelet).ok();
             let held = class.and_then(|c| c.spec.get("kubelet"));
-            if wanted.is_some() && wanted.as_ref() == held {
+            let lost: Vec<String> = match wanted.as_ref().and_then(|w| w.as_object()) {
+                Some(w) => w
+                    .keys()
+                    .filter(|k| held.and_then(|h| h.get(k.as_str())).is_none())
+                    .cloned()
+                    .collect(),
+                None => vec!["(the annotation is not JSON)".to_string()],
+            };
+            if lost.is_empty() {
                 continue;
             }
             findings.push(
                 Finding::new(
                     p.object(),
                     format!(
-                        "carries {KUBELET_ANNOTATION}, which Karpenter {to} ignores, and its EC2NodeClass{} does not hold the same kubelet settings: nodes launched after the upgrade lose them (maxPods, reserved resources, eviction thresholds)",
-                        p.class_name().map(|n| format!(" {n}")).unwrap_or_default()
+                        "carries {KUBELET_ANNOTATION}, which Karpenter {to} ignores, and its EC2NodeClass{} does not set {}: nodes launched after the upgrade lose {}",
+                        p.class_name().map(|n| format!(" {n}")).unwrap_or_default(),
+                        lost.join(", "),
+                        if lost.len() == 1 { "it" } else { "them" }
                     ),
                 )
                 .severity(Severity::Warning)

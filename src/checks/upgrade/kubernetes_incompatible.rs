@@ -146,19 +146,32 @@ async fn images_behind(cx: &CheckCx, t: &Targets) -> Result<Vec<Finding>, FactEr
                 )
             },
         )
-        .evidence("ami", name)
+        .evidence("ami", name.clone())
         .evidence("builtFor", built.to_string())
         .evidence("minor", t.minor_to.to_string())
-        .hint(format!(
-            "point amiSelectorTerms at AMIs built for {} (Karpenter then replaces the nodes as drifted), or select them by alias",
-            t.minor_to
-        ))
-        .fix(format!("kubectl edit ec2nodeclass {}", nc.name()))
-        .in_step(PlanStep::Nodes);
+        .fix(format!("kubectl edit ec2nodeclass {}", nc.name()));
+        // No EKS-optimized AL2 image exists past 1.32: such a class must change family.
+        let al2_gone = ec2::ami_name_family(&name) == Some("AL2") && t.minor_to > AL2_LAST;
+        let then = if al2_gone {
+            format!(
+                "no EKS-optimized AL2 AMI exists for {}: move the class to AL2023 or Bottlerocket",
+                t.minor_to
+            )
+        } else {
+            "point amiSelectorTerms at AMIs built for each minor as the control plane reaches it (Karpenter then replaces the nodes as drifted), or select them by alias".to_string()
+        };
+        // A kubelet may not be newer than the API server: AMIs for the target minor come after
+        // the control plane. Beyond the skew, the nodes must first catch up with today's minor.
         findings.push(if behind > allowed {
-            f
+            f.hint(format!(
+                "before upgrading, move the class to AMIs built for {} (the cluster's minor); after the control plane moves, {then}",
+                t.minor_now
+            ))
+            .in_step(PlanStep::Nodes)
         } else {
             f.severity(Severity::Warning)
+                .hint(format!("after the control plane moves, {then}"))
+                .in_step(PlanStep::ControlPlane)
         });
     }
     Ok(findings)
@@ -277,6 +290,13 @@ fn release_rejects(t: &Targets, v: Version, minor: Minor, when: &str) -> Option<
                 "upgrade Karpenter to {ok} or later before the control plane moves to {minor} (Karpenter first, then the cluster)"
             ))
             .fix(format!("karpdoctor upgrade --to {ok} --kubernetes {minor}")),
+        // The release is too new for the cluster: the control plane moves first.
+        _ if minor < support.min => f
+            .hint(format!(
+                "upgrade the control plane to {} first (one minor at a time), then Karpenter to {v}",
+                support.min
+            ))
+            .fix(format!("karpdoctor upgrade --kubernetes {}", Minor(minor.0 + 1))),
         Some(ok) => f.hint(format!("pick a release that accepts {minor}, such as {ok}")),
         None => f.hint(format!(
             "no release karpdoctor knows (up to {}) accepts {minor}",
@@ -305,8 +325,10 @@ fn al2_without_images(nc: &Ec2NodeClass, t: &Targets) -> Option<Finding> {
         .filter_map(|term| term.get("alias").and_then(Value::as_str))
         .find(|a| a.starts_with("al2@"));
     let family = nc.spec.get("amiFamily").and_then(Value::as_str);
-    let uses_al2 = alias.is_some()
-        || (family == Some("AL2") && terms.is_none_or(|t| t.iter().all(|x| x.get("id").is_none())));
+    // AL2 classes with terms of their own (ids, names, tags) are judged by the images they
+    // match (rule f): custom AL2 images can exist for any minor.
+    let uses_al2 =
+        alias.is_some() || (family == Some("AL2") && terms.is_none_or(|t| t.is_empty()));
     if !uses_al2 {
         return None;
     }

@@ -133,7 +133,17 @@ async fn split_policies(
     .evidence("attached", held)
     .evidence("replacedBy", missing.clone())
     .evidence("to", to.to_string())
-    .hint("attach the new policies to the role as the stack is updated to the target's template (the permissions they grant are the same)");
+    .hint("update the stack to the target's template, then attach its policies to the role (the permissions they grant are the same)");
+    // The policies exist once the stack runs the target's template (the getting-started
+    // guide's own commands), and only then can they be attached.
+    let cluster = g.vars.get("cluster").map_or("<cluster>", String::as_str);
+    f = f
+        .fix(format!(
+            "curl -fsSL https://raw.githubusercontent.com/aws/karpenter-provider-aws/v{to}/website/content/en/preview/getting-started/getting-started-with-karpenter/cloudformation.yaml > karpenter-{to}.yaml"
+        ))
+        .fix(format!(
+            "aws cloudformation deploy --stack-name Karpenter-{cluster} --template-file karpenter-{to}.yaml --capabilities CAPABILITY_NAMED_IAM --parameter-overrides ClusterName={cluster}"
+        ));
     for name in &missing {
         f = f.fix(format!(
             "aws iam attach-role-policy --role-name {} --policy-arn arn:{partition}:iam::{account}:policy/{name}",

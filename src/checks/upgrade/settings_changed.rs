@@ -57,6 +57,13 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
     if t.to <= from {
         return Ok(findings);
     }
+    // An upgrade that must stop at a hop is planned to the hop, and the run from there judges
+    // the rest: the settings are judged at the hop release (the plan's controller step).
+    let to = releases::hops(from, t.to)
+        .into_iter()
+        .filter_map(releases::via_target)
+        .min()
+        .unwrap_or(t.to);
     let Some((deployments, i)) = cx.controller().await? else {
         return Ok(findings);
     };
@@ -71,19 +78,19 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
         })
         .unwrap_or_default();
     for (name, _) in &env {
-        if releases::knows_env(name, from) && !releases::knows_env(name, t.to) {
+        if releases::knows_env(name, from) && !releases::knows_env(name, to) {
             findings.push(
                 Finding::new(
                     controller.object(),
                     format!(
                         "sets {name}, which Karpenter {} neither sets nor reads: {}",
-                        t.to,
+                        to,
                         dropped_env(name)
                     ),
                 )
                 .evidence("env", name.clone())
                 .evidence("from", from.to_string())
-                .evidence("to", t.to.to_string())
+                .evidence("to", to.to_string())
                 .hint("remove it from the Helm values (or the Deployment) with the upgrade, and set what replaces it")
                 .in_step(PlanStep::Controller),
             );
@@ -96,7 +103,7 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
         .unwrap_or_default();
     for (gate, value) in &gates {
         if releases::gate_default(gate, from).is_some()
-            && releases::gate_default(gate, t.to).is_none()
+            && releases::gate_default(gate, to).is_none()
         {
             let what = if gate == "Drift" && !value {
                 "drift is always on from 1.0: nodes whose NodePool or EC2NodeClass changed will be replaced".to_string()
@@ -106,7 +113,7 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
             findings.push(
                 Finding::new(
                     controller.object(),
-                    format!("sets the feature gate {gate}, which Karpenter {} no longer has: {what}", t.to),
+                    format!("sets the feature gate {gate}, which Karpenter {} no longer has: {what}", to),
                 )
                 .evidence("featureGates", gates.iter().map(|(g, v)| format!("{g}={v}")).collect::<Vec<_>>())
                 .hint("drop the gate from settings.featureGates; where it turned something off, use what the release offers instead (for drift: disruption budgets with reasons [Drifted])")
@@ -121,7 +128,7 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
         }
         let (Some(before), Some(after)) = (
             releases::gate_default(gate, from),
-            releases::gate_default(gate, t.to),
+            releases::gate_default(gate, to),
         ) else {
             continue;
         };
@@ -131,7 +138,7 @@ async fn upgrade_settings_changed(cx: &CheckCx) -> CheckResult {
                     controller.object(),
                     format!(
                         "leaves the feature gate {gate} to its default, which is {after} in Karpenter {} ({before} in {from}){}",
-                        t.to,
+                        to,
                         if gate == "ReservedCapacity" {
                             ": open On-Demand Capacity Reservations no EC2NodeClass selects stop being used, though still billed"
                         } else {
