@@ -56,7 +56,9 @@ async fn upgrade_crds_blocked(cx: &CheckCx) -> CheckResult {
         }
     }
     let mut findings = Vec::new();
-    let hops = releases::hops(from, t.to);
+    // The nearest hop first: the plan takes them in that order.
+    let mut hops = releases::hops(from, t.to);
+    hops.sort_by_key(|h| releases::via_target(h));
     let migration = hops
         .iter()
         .find(|h| h.required && h.reason == "stored-versions");

@@ -68,12 +68,17 @@ async fn upgrade_kubernetes_incompatible(cx: &CheckCx) -> CheckResult {
         );
     }
     // The release must run on the cluster now (after `--to`) and on the target minor.
-    if t.to_given
-        && let Some(f) = release_rejects(&t, t.to, t.minor_now, "now")
-    {
-        findings.push(f);
-    }
+    // One release refusing both minors is one cause: the minor it refuses now is reported.
+    let refused_now = t.to_given
+        && match release_rejects(&t, t.to, t.minor_now, "now") {
+            Some(f) => {
+                findings.push(f);
+                true
+            }
+            None => false,
+        };
     if t.minor_to != t.minor_now
+        && !refused_now
         && let Some(f) = release_rejects(&t, t.to, t.minor_to, "after the control-plane upgrade")
     {
         findings.push(f);
