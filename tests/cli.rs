@@ -122,6 +122,23 @@ fn demo_json_is_only_json_and_matches_the_schema() {
     assert_eq!(report["mode"], "demo");
 }
 
+/// A fixture replayed with `-o json`, its exit code checked.
+fn replayed_json(name: &str, exit: i32) -> serde_json::Value {
+    let o = karpdoctor(&["--replay", &fixture(name), "-o", "json"]);
+    assert_eq!(o.status.code(), Some(exit), "stderr: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("stdout is one JSON document")
+}
+
+/// The codes of the checks a report ran, in report order.
+fn codes_of(report: &serde_json::Value) -> Vec<String> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn assert_matches_the_schema(report: &serde_json::Value) {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
@@ -479,21 +496,8 @@ fn upgrade_needs_a_target_and_refuses_a_release_it_does_not_know() {
 
 #[test]
 fn a_replayed_upgrade_bundle_runs_only_the_upgrade_checks_with_its_targets() {
-    let o = karpdoctor(&[
-        "--replay",
-        &fixture("upgrade-kubernetes-beyond-the-release"),
-        "-o",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let codes: Vec<&str> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["code"].as_str().unwrap())
-        .collect();
-    assert_eq!(codes, ["KD1101", "KD1102", "KD1103", "KD1104"]);
+    let report = replayed_json("upgrade-kubernetes-beyond-the-release", 1);
+    assert_eq!(codes_of(&report), ["KD1101", "KD1102", "KD1103", "KD1104"]);
     // `upgrade --replay` takes the targets the bundle recorded.
     let o = karpdoctor(&[
         "upgrade",
@@ -509,9 +513,7 @@ fn a_replayed_upgrade_bundle_runs_only_the_upgrade_checks_with_its_targets() {
 #[test]
 fn an_upgrade_prints_its_plan_in_order_in_every_format() {
     let bundle = fixture("upgrade-from-1-0-2-skips-migration");
-    let o = karpdoctor(&["--replay", &bundle, "-o", "json"]);
-    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let report = replayed_json("upgrade-from-1-0-2-skips-migration", 1);
     assert_matches_the_schema(&report);
     let plan = &report["plan"];
     assert_eq!(plan["from"], "1.0.2");
@@ -548,9 +550,7 @@ fn an_upgrade_prints_its_plan_in_order_in_every_format() {
         "{md}"
     );
     // A normal run has no plan.
-    let o = karpdoctor(&["--replay", &fixture("healthy"), "-o", "json"]);
-    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(report.get("plan").is_none());
+    assert!(replayed_json("healthy", 0).get("plan").is_none());
 }
 
 #[test]
@@ -568,20 +568,7 @@ fn upgrade_refuses_a_target_older_than_the_installed_release() {
 
 #[test]
 fn a_replayed_pre_install_bundle_runs_only_the_pre_install_checks() {
-    let o = karpdoctor(&[
-        "--replay",
-        &fixture("scp-training-account-pre-install"),
-        "-o",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let codes: Vec<&str> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["code"].as_str().unwrap())
-        .collect();
+    let codes = codes_of(&replayed_json("scp-training-account-pre-install", 1));
     assert!(
         !codes.is_empty() && codes.iter().all(|c| c.starts_with("KD22")),
         "{codes:?}"

@@ -23,6 +23,13 @@ def _release(v):
     return d
 
 
+def _controller_policy(b, version):
+    """Gives the controller role the reference policy of `version` instead of its release's."""
+    b["emulator"] = {**default_emulator(b)}
+    b["emulator"]["rolePolicies"] = [p for p in b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
+        {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": version}}]
+
+
 def _minor(m, patch="5"):
     return fact("kubeVersion", {"major": "1", "minor": str(m), "gitVersion": "v1.%s.%s-eks-3025e55" % (m, patch)})
 
@@ -72,9 +79,7 @@ write("healthy-upgrade-1-9-and-kubernetes-1-34", _upgrade(_b, to="1.9.0", kubern
 _b = bundle(
     "Karpenter 1.0.8 whose controller role carries the 1.0 reference policy, asked about an upgrade to 1.7.0: the 1.3 policy adds ec2:DescribeCapacityReservations and the 1.7 policy iam:ListInstanceProfiles (for garbage-collecting instance profiles), neither of which the role grants; no EC2NodeClass uses capacity reservations, so both only degrade what they serve.",
     dep=[_release("1.0.8")], overrides=[_minor(30, "14")])
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+_controller_policy(_b, "1.0.7")
 write("upgrade-1-0-policy-to-1-7", _upgrade(_b, to="1.7.0"), ["KD1101"], exit_code=0, roots=[])
 
 # The issue's same install asked about 1.3.0, the release that added
@@ -82,9 +87,7 @@ write("upgrade-1-0-policy-to-1-7", _upgrade(_b, to="1.7.0"), ["KD1101"], exit_co
 _b = bundle(
     "Karpenter 1.0.8 whose controller role carries the 1.0 reference policy, asked about an upgrade to 1.3.0: the 1.3 policy adds ec2:DescribeCapacityReservations, which the role does not grant; no EC2NodeClass selects capacity reservations, so only that feature's discovery fails.",
     dep=[_release("1.0.8")], overrides=[_minor(30, "14")])
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+_controller_policy(_b, "1.0.7")
 write("upgrade-1-0-policy-to-1-3", _upgrade(_b, to="1.3.0"), ["KD1101"], exit_code=0, roots=[])
 
 # terraform-aws-modules/terraform-aws-eks#3134, before the upgrade: a 0.37 install whose role
@@ -94,9 +97,7 @@ _b = bundle(
     "Karpenter 0.37.7 whose controller role keeps the 0.37 reference policy (terraform-aws-eks v20 without enable_v1_permissions), asked about an upgrade to 1.0.8: 1.0 tags instances, launch templates and instance profiles with eks:eks-cluster-name, which the 0.37 statements' conditions do not allow, so tagging and instance-profile calls fail after the upgrade (terraform-aws-modules/terraform-aws-eks#3134).",
     dep=[_release("0.37.7")], crds={n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1",)) for n, g, k, p in CRDS},
     overrides=[_minor(30, "14")])
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "0.37.7"}}]
+_controller_policy(_b, "0.37.7")
 write("upgrade-0-37-policy-to-1-0", _upgrade(_b, to="1.0.8"), ["KD1101"], roots=["KD1101"])
 
 # Healthy: an install under aws-samples/eks-workshop-v2#1859's instance-type allow-list SCP, its
@@ -121,9 +122,7 @@ _b = bundle(
 set_env(_b, "ASSUME_ROLE_ARN", "arn:aws:iam::444455556666:role/KarpenterCrossAccount")
 set_env(_b, "FEATURE_GATES", "Drift=false,SpotToSpotConsolidation=false")
 # The role already carries the 1.0 policy (the migration guide's step 8): only the settings differ.
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+_controller_policy(_b, "1.0.7")
 write("upgrade-0-37-settings-dropped-at-1-0", _upgrade(_b, to="1.0.8"), ["KD1104"], exit_code=0, roots=[])
 
 # The 1.6 upgrade note: ReservedCapacity defaults to true from 1.6, and open ODCRs no
@@ -171,9 +170,7 @@ write("upgrade-kubelet-annotation-to-1-1", _upgrade(_b, to="1.1.0"), ["KD1102"],
 _b = bundle(
     "Karpenter 1.0.14, migrated to v1, whose NodePool still carries the kubelet compatibility annotation ({\"maxPods\":110}) while the EC2NodeClass has no spec.kubelet, asked about an upgrade to 1.6.6: 1.6.0 and later read nothing from the annotation, so nodes launched after the upgrade lose maxPods 110.",
     dep=[_release("1.0.14")], crds=_migrated, nps=[_annotated], overrides=[_minor(31, "7")])
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.6.6"}}]
+_controller_policy(_b, "1.6.6")
 write("upgrade-kubelet-annotation-ignored-at-1-6", _upgrade(_b, to="1.6.6"), ["KD1102"], exit_code=0, roots=[])
 
 # Healthy: the migration done as the guide says. Group and kind set on the pool and its claim,
@@ -185,9 +182,7 @@ _b = bundle(
     "Healthy: Karpenter 1.0.14, migrated to v1, its NodePool and NodeClaim naming group and kind, and the kubelet settings copied to the EC2NodeClass's spec.kubelet (the compatibility annotation left behind holds the same values), asked about an upgrade to 1.6.6.",
     dep=[_release("1.0.14")], crds=_migrated, nps=[_annotated], ncs=[_class],
     overrides=[_minor(31, "7"), fact("nodeClaims", [claim("default-x7k2p")])])
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.6.6"}}]
+_controller_policy(_b, "1.6.6")
 write("healthy-upgrade-1-0-migrated-objects-to-1-6", _upgrade(_b, to="1.6.6"), [])
 
 # The v1 migration guide's "Ubuntu AMIFamily Removed": 1.0 no longer selects Ubuntu AMIs itself.
@@ -202,9 +197,7 @@ _b = bundle(
     "Karpenter 0.37.7, its role already carrying the 1.0 policy, with an EC2NodeClass on amiFamily: Ubuntu and no amiSelectorTerms, asked about an upgrade to 1.0.8: 1.0 dropped the automatic AMI selection for Ubuntu, so the class has no AMIs to launch (the v1 migration guide's Ubuntu step).",
     dep=[_release("0.37.7")], crds={n: crd(n, g, k, p, versions=("v1beta1", "v1"), stored=("v1beta1",)) for n, g, k, p in CRDS},
     ncs=[_ubuntu], overrides=[_minor(30, "14")])
-_b["emulator"] = {**default_emulator(_b)}
-_b["emulator"]["rolePolicies"] = [p for p in _b["emulator"]["rolePolicies"] if p["role"] != "KarpenterController-demo"] + [
-    {"role": "KarpenterController-demo", "name": "karpenter-controller", "reference": {"version": "1.0.7"}}]
+_controller_policy(_b, "1.0.7")
 write("upgrade-0-37-ubuntu-family-to-1-0", _upgrade(_b, to="1.0.8"), ["KD1102"], roots=["KD1102"])
 
 # The upgrade guide's 1.9 notes (aws/karpenter-provider-aws#7874): the getting-started stack's

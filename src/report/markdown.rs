@@ -101,17 +101,8 @@ pub fn render(report: &Report) -> String {
         }
         for (i, step) in plan.steps.iter().enumerate() {
             let _ = write!(out, "{}. **{}**", i + 1, md(&step.title));
-            if !step.findings.is_empty() {
-                let _ = write!(
-                    out,
-                    " ({}{})",
-                    if step.required { "required: " } else { "" },
-                    step.findings
-                        .iter()
-                        .map(|f| md(f))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                );
+            if let Some(why) = step.reasons() {
+                let _ = write!(out, " ({})", md(&why));
             }
             out.push('\n');
             for action in &step.actions {

@@ -369,19 +369,10 @@ fn plan_section(out: &mut String, plan: &Plan, paint: &Paint) {
         let _ = writeln!(out, "  nothing to do");
     }
     for (i, step) in plan.steps.iter().enumerate() {
-        let why = if step.findings.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "  ({}{})",
-                if step.required { "required: " } else { "" },
-                step.findings
-                    .iter()
-                    .map(|f| one_line(f))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )
-        };
+        let why = step
+            .reasons()
+            .map(|r| format!("  ({})", one_line(&r)))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "  {}. {}{}",

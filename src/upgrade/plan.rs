@@ -73,6 +73,21 @@ pub struct Step {
     pub findings: Vec<String>,
 }
 
+impl Step {
+    /// Why the step is there, for the renderers: "required: KD1102 Karpenter 1.0.2" (or the
+    /// findings alone when none is an error); `None` for a step every upgrade takes.
+    pub fn reasons(&self) -> Option<String> {
+        if self.findings.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{}{}",
+            if self.required { "required: " } else { "" },
+            self.findings.join("; ")
+        ))
+    }
+}
+
 /// An upgrade check as the plan sees it.
 pub struct Judged<'a> {
     pub code: &'a str,

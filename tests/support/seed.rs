@@ -159,10 +159,7 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
     // Customer-managed policies the fixture's roles attach (its `iamAttachedRolePolicies` facts
     // attach them below).
     for p in emulator["managedPolicies"].as_array().into_iter().flatten() {
-        let document = match p.get("reference") {
-            Some(r) => reference_policy(r),
-            None => p["document"].clone(),
-        };
+        let document = policy_of(p);
         iam.create_policy()
             .policy_name(p["name"].as_str().unwrap())
             .policy_document(document.to_string())
@@ -210,10 +207,7 @@ pub async fn seed_aws(url: &str, bundle: &serde_json::Value) {
             .unwrap();
     }
     for p in emulator["rolePolicies"].as_array().into_iter().flatten() {
-        let document = match p.get("reference") {
-            Some(r) => reference_policy(r),
-            None => p["document"].clone(),
-        };
+        let document = policy_of(p);
         iam.put_role_policy()
             .role_name(p["role"].as_str().unwrap())
             .policy_name(p["name"].as_str().unwrap_or("karpenter"))
@@ -691,6 +685,14 @@ pub async fn caller_env(url: &str, bundle: &serde_json::Value) -> Vec<(&'static 
         ("AWS_SECRET_ACCESS_KEY", c.secret_access_key().to_string()),
         ("AWS_SESSION_TOKEN", c.session_token().to_string()),
     ]
+}
+
+/// A fixture's policy: its `reference` (a release's controller policy) or its `document`.
+fn policy_of(p: &serde_json::Value) -> serde_json::Value {
+    match p.get("reference") {
+        Some(r) => reference_policy(r),
+        None => p["document"].clone(),
+    }
 }
 
 /// The reference controller policy a fixture's `emulator.rolePolicies[].reference` asks for:

@@ -46,6 +46,17 @@ impl Controller {
     }
 }
 
+/// The release of the controller this run diagnoses, for a check that reads the Deployment
+/// alone; `None` without a controller or a release in its image tag or chart label.
+pub async fn installed_release(cx: &CheckCx) -> Result<Option<Version>, FactError> {
+    Ok(cx.controller().await?.and_then(|(d, i)| {
+        ControllerDeployment::new(&d[i])
+            .version()
+            .as_deref()
+            .and_then(Version::parse)
+    }))
+}
+
 /// [`Controller::helm_upgrade`] for a check that reads the Deployment alone (not its pods).
 pub fn helm_upgrade(d: &ControllerDeployment, set: &str) -> String {
     let version = d

@@ -2,8 +2,8 @@
 //! targets given with `--to` and `--kubernetes` (each defaulting to what runs now).
 
 use crate::check::prelude::*;
+use crate::checks::common::controller::installed_release;
 use crate::iam::reference::Version;
-use crate::model::ControllerDeployment;
 use crate::upgrade::releases::Minor;
 
 /// The install now and where the upgrade takes it.
@@ -24,13 +24,7 @@ pub struct Targets {
 /// Reads the targets; `Err` when there is nothing to compare (no controller release and no
 /// `--to`, or no readable Kubernetes minor).
 pub async fn targets(cx: &CheckCx) -> Result<Targets, FactError> {
-    let from = match cx.controller().await? {
-        Some((d, i)) => ControllerDeployment::new(&d[i])
-            .version()
-            .as_deref()
-            .and_then(Version::parse),
-        None => None,
-    };
+    let from = installed_release(cx).await?;
     let hints = cx.hints();
     let to_given = hints.upgrade_to.as_deref().and_then(Version::parse);
     let Some(to) = to_given.or(from) else {

@@ -7,7 +7,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use crate::check::prelude::*;
 use crate::checks::common::crds::{REQUIRED_CRDS, fingerprint_crds, served_versions};
 use crate::iam::reference::Version;
-use crate::model::ControllerDeployment;
+use crate::checks::common::controller::installed_release;
 
 declare_check! {
     pub static CRD_STORED_VERSIONS_STALE = {
@@ -23,13 +23,7 @@ declare_check! {
 }
 
 async fn crd_stored_versions_stale(cx: &CheckCx) -> CheckResult {
-    let controller_version = match cx.controller().await? {
-        Some((d, i)) => ControllerDeployment::new(&d[i])
-            .version()
-            .as_deref()
-            .and_then(Version::parse),
-        None => None,
-    };
+    let controller_version = installed_release(cx).await?;
     let names: Vec<&str> = REQUIRED_CRDS
         .iter()
         .copied()
